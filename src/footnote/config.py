@@ -1,0 +1,252 @@
+"""One typed settings tree. Every field is documented; `footnote config show` prints it.
+
+Precedence (highest first): explicit overrides passed by code or CLI flags,
+environment variables `FOOTNOTE_<SECTION>__<FIELD>` (e.g. `FOOTNOTE_INGEST__MAX_FILE_MB=50`),
+the workspace's `config.toml`, then the defaults below. Nothing defaults to a remote
+service: every backend is embedded unless a URL in the config says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from footnote.errors import ConfigError
+
+ENV_PREFIX = "FOOTNOTE_"
+CONFIG_FILENAME = "config.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StoreSettings(_Section):
+    """Where documents, blocks, sessions and traces are kept."""
+
+    url: str = Field(
+        "",
+        description="Store URL. Empty means `sqlite:///<workspace>/footnote.db` (embedded default); "
+        "`postgresql://…` selects the server store where implemented.",
+    )
+
+
+class IngestSettings(_Section):
+    """Limits and behaviour of document ingestion."""
+
+    max_file_mb: float = Field(100.0, gt=0, description="Refuse files larger than this many MiB.")
+    max_pages: int = Field(2000, gt=0, description="Refuse PDFs with more pages than this.")
+    max_block_chars: int = Field(
+        1500, gt=100, description="Split paragraphs longer than this at sentence boundaries."
+    )
+    min_block_chars: int = Field(
+        40, ge=0, description="Merge paragraph fragments shorter than this into a neighbour."
+    )
+    pdf_password: str = Field("", description="Password tried for encrypted PDFs.")
+    default_labels: tuple[str, ...] = Field(
+        (), description="Labels given to every ingested source (e.g. `no-external-model`)."
+    )
+    default_acl_groups: tuple[str, ...] = Field(
+        (), description="ACL groups given to every ingested source; empty means public."
+    )
+
+
+class ModelBinding(_Section):
+    """One role's model: an embedded model name, or an OpenAI-compatible URL."""
+
+    url: str = Field(
+        "",
+        description="`local:<name>` for an embedded model, `openai+http(s)://host/v1?model=NAME` "
+        "for an OpenAI-compatible server, or empty for unbound.",
+    )
+    api_key_env: str = Field(
+        "", description="Name of the environment variable that holds the API key (never the key)."
+    )
+    external: bool | None = Field(
+        None, description="Mark the model as external (None: decided from the URL: non-local is external)."
+    )
+    timeout_s: float = Field(120.0, gt=0, description="Per-call timeout in seconds.")
+
+
+def _binding(url: str) -> ModelBinding:
+    return ModelBinding(url=url)
+
+
+class ModelSettings(_Section):
+    """Model roles, each bound explicitly. Nothing falls back to a remote model silently."""
+
+    understand: ModelBinding = Field(
+        default_factory=lambda: _binding("local:qwen2.5-coder-1.5b"),
+        description="Classifies questions and extracts key terms.",
+    )
+    compose: ModelBinding = Field(
+        default_factory=lambda: _binding("local:qwen2.5-coder-1.5b"),
+        description="Writes answers that cite evidence ids.",
+    )
+    judge: ModelBinding = Field(
+        default_factory=lambda: _binding("local:qwen2.5-coder-1.5b"),
+        description="Yes/no support probability of a claim given a passage.",
+    )
+    summarise: ModelBinding = Field(
+        default_factory=lambda: _binding("local:qwen2.5-coder-1.5b"),
+        description="Folds older chat turns into a running summary.",
+    )
+    cypher: ModelBinding = Field(
+        default_factory=lambda: _binding("local:qwen2.5-coder-1.5b"),
+        description="Generates Cypher for graph questions outside the template whitelist.",
+    )
+    cypher_fallback: ModelBinding = Field(
+        default_factory=lambda: _binding(""),
+        description="A stronger model tried after `cypher` fails (unbound by default).",
+    )
+    embed: ModelBinding = Field(
+        default_factory=lambda: _binding("local:e5-small"),
+        description="Embeddings for vector search: `local:e5-small` (multilingual) or `local:wordllama`.",
+    )
+    rerank: ModelBinding = Field(
+        default_factory=lambda: _binding(""),
+        description="Optional reranker (unbound by default).",
+    )
+    cache_dir: str = Field(
+        "",
+        description="Where assembled model files live. Empty means `$XDG_CACHE_HOME/footnote/models` "
+        "(`~/.cache/footnote/models`).",
+    )
+    n_threads: int = Field(0, ge=0, description="CPU threads for local models (0: all cores).")
+    n_ctx: int = Field(8192, ge=512, description="Context window for the local generative model.")
+    allow_local_reroute: bool = Field(
+        False,
+        description="When labelled text may not reach a role's external model, use the local model "
+        "instead of refusing.",
+    )
+
+
+class RetrievalSettings(_Section):
+    """Hybrid search."""
+
+    k: int = Field(8, ge=1, le=200, description="Number of hits returned by default.")
+    candidates: int = Field(50, ge=1, description="Candidates fetched per method before fusion.")
+    rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
+    vector_weight: float = Field(1.0, ge=0, description="Weight of the vector ranking in fusion.")
+    lexical_weight: float = Field(1.0, ge=0, description="Weight of the lexical ranking in fusion.")
+    mmr_lambda: float = Field(
+        0.8, ge=0, le=1, description="Maximal-marginal-relevance trade-off (1: relevance only)."
+    )
+    ann_threshold: int = Field(
+        50_000, ge=0, description="Use the approximate (HNSW) index above this many vectors."
+    )
+    neighbours: int = Field(1, ge=0, description="Adjacent blocks attached to each hit as context.")
+    rerank: bool = Field(False, description="Rerank fused hits with the judge role.")
+
+
+class VerifySettings(_Section):
+    """Citation checks and refusal policy."""
+
+    relevance_threshold: float = Field(
+        0.0, description="Below this fused relevance nothing counts as evidence (no_evidence)."
+    )
+    supported_threshold: float = Field(
+        0.6, ge=0, le=1, description="Judge probability at or above which a citation is supported."
+    )
+    weak_threshold: float = Field(
+        0.3, ge=0, le=1, description="Judge probability at or above which a citation is weak."
+    )
+    max_revisions: int = Field(2, ge=0, le=2, description="Revision rounds for weak sentences.")
+
+
+class ServerSettings(_Section):
+    """The HTTP service."""
+
+    host: str = Field("127.0.0.1", description="Interface to bind.")
+    port: int = Field(8765, ge=1, le=65535, description="Port to bind.")
+    redis_url: str = Field("", description="Redis URL for the message window; empty: in-process cache.")
+    max_upload_mb: float = Field(50.0, gt=0, description="Largest accepted upload in MiB.")
+
+
+class Settings(_Section):
+    """The whole configuration tree."""
+
+    workspace: Path = Field(
+        Path(".footnote"), description="Workspace folder holding the store, indexes and runs."
+    )
+    store: StoreSettings = Field(default_factory=StoreSettings, description="Persistence.")
+    ingest: IngestSettings = Field(default_factory=IngestSettings, description="Ingestion.")
+    models: ModelSettings = Field(default_factory=ModelSettings, description="Model roles.")
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Search.")
+    verify: VerifySettings = Field(default_factory=VerifySettings, description="Checks.")
+    server: ServerSettings = Field(default_factory=ServerSettings, description="HTTP service.")
+
+    @property
+    def store_url(self) -> str:
+        """The effective store URL."""
+        return self.store.url or f"sqlite:///{self.workspace / 'footnote.db'}"
+
+
+def _set_path(tree: dict[str, Any], path: list[str], value: Any) -> None:
+    node = tree
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        path = [p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p]
+        if path:
+            _set_path(tree, path, value)
+    return tree
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_settings(
+    workspace: Path | str | None = None,
+    overrides: dict[str, Any] | None = None,
+    environ: dict[str, str] | None = None,
+) -> Settings:
+    """Build settings from defaults, `<workspace>/config.toml`, the environment and overrides."""
+    env = dict(os.environ if environ is None else environ)
+    env_tree = _env_overrides(env)
+    ws = Path(workspace or env_tree.get("workspace") or Settings.model_fields["workspace"].default)
+    tree: dict[str, Any] = {}
+    config_file = ws / CONFIG_FILENAME
+    if config_file.is_file():
+        try:
+            tree = tomllib.loads(config_file.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{config_file}: {exc}") from exc
+    tree = _merge(_merge(tree, env_tree), overrides or {})
+    tree["workspace"] = ws
+    try:
+        return Settings.model_validate(tree)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc
+
+
+def describe(model: type[BaseModel] = Settings, prefix: str = "") -> list[tuple[str, str, str]]:
+    """(dotted name, type, description) of every leaf field, for docs and `config show`."""
+    rows: list[tuple[str, str, str]] = []
+    for name, info in model.model_fields.items():
+        ann = info.annotation
+        dotted = f"{prefix}{name}"
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            rows += describe(ann, dotted + ".")
+        else:
+            rows.append((dotted, getattr(ann, "__name__", str(ann)), info.description or ""))
+    return rows
+
