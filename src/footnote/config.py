@@ -141,6 +141,25 @@ class RetrievalSettings(_Section):
     )
     neighbours: int = Field(1, ge=0, description="Adjacent blocks attached to each hit as context.")
     rerank: bool = Field(False, description="Rerank fused hits with the judge role.")
+    fusion: str = Field(
+        "rrf",
+        pattern="^(rrf|linear)$",
+        description="How rankings are fused: weighted reciprocal-rank fusion, or a weighted sum "
+        "of min-max-normalised scores.",
+    )
+    embed_batch: int = Field(32, ge=1, description="Blocks embedded per model call when indexing.")
+    duplicate_cosine: float = Field(
+        0.97, ge=0, le=1, description="MMR drops a hit this cosine-similar to one already chosen."
+    )
+    ann_connectivity: int = Field(16, ge=4, description="HNSW graph degree (M).")
+    ann_expansion_add: int = Field(128, ge=8, description="HNSW ef at build time.")
+    ann_expansion_search: int = Field(64, ge=8, description="HNSW ef at query time (minimum).")
+    filtered_exact_max: int = Field(
+        50_000,
+        ge=0,
+        description="A filtered vector search whose allowed set is at most this many vectors (or "
+        "under 5% of them) is answered exactly over that set instead of through the HNSW index.",
+    )
 
 
 class VerifySettings(_Section):

@@ -46,6 +46,38 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX blocks_source_ord ON blocks(source_id, ord);
         """,
     ),
+    (
+        "0002_search_index",
+        """
+        CREATE TABLE index_blocks (
+            key INTEGER PRIMARY KEY,
+            block_id TEXT NOT NULL UNIQUE REFERENCES blocks(id) ON DELETE CASCADE
+        );
+        CREATE VIRTUAL TABLE blocks_fts USING fts5(
+            section, body, cjk, tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER index_blocks_fts_ad AFTER DELETE ON index_blocks BEGIN
+            DELETE FROM blocks_fts WHERE rowid = old.key;
+        END;
+        CREATE TABLE block_vectors (
+            key INTEGER NOT NULL REFERENCES index_blocks(key) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (model, key)
+        );
+        CREATE INDEX block_vectors_key ON block_vectors(key);
+        CREATE INDEX block_vectors_hash ON block_vectors(model, content_hash);
+        CREATE TABLE index_generation (name TEXT PRIMARY KEY, gen INTEGER NOT NULL);
+        INSERT INTO index_generation(name, gen) VALUES ('vectors', 0);
+        CREATE TRIGGER block_vectors_ai AFTER INSERT ON block_vectors BEGIN
+            UPDATE index_generation SET gen = gen + 1 WHERE name = 'vectors';
+        END;
+        CREATE TRIGGER block_vectors_ad AFTER DELETE ON block_vectors BEGIN
+            UPDATE index_generation SET gen = gen + 1 WHERE name = 'vectors';
+        END;
+        """,
+    ),
 ]
 
 

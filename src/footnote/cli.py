@@ -1,0 +1,358 @@
+"""The `footnote` command line: thin commands over `Workspace`; `--json` for scripts."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table as RichTable
+from rich.tree import Tree
+
+from footnote.config import describe
+from footnote.errors import FootnoteError
+from footnote.store.codec import block_to_dict, section_to_dict, source_to_dict
+from footnote.types import Block, Section
+from footnote.workspace import IngestReport, Workspace
+
+app = typer.Typer(
+    name="footnote",
+    help="Answers about papers where every sentence carries a footnote a program has checked.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+config_app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True)
+
+_BLOCK_ID_RE = re.compile(r"^[0-9a-f]{8}-p\d+-[0-9a-f]{6,}(#r\d+c\d+)?$")
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples" / "papers"
+
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        "-w",
+        envvar="FOOTNOTE_WORKSPACE",
+        help="Workspace folder (default ./.footnote).",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+@contextmanager
+def _workspace(path: Path | None) -> Iterator[Workspace]:
+    try:
+        ws = Workspace.open(path)
+    except FootnoteError as exc:
+        _fail(exc)
+    try:
+        yield ws
+    except FootnoteError as exc:
+        _fail(exc)
+    finally:
+        ws.close()
+
+
+def _fail(exc: BaseException, code: int = 1) -> Any:
+    err.print(f"[bold red]error:[/] {escape(str(exc))}")
+    raise typer.Exit(code)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Any]:
+    if not enabled:
+        yield None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
+
+
+# -- ingest / ls / show -------------------------------------------------------------------
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders (PDF, HTML, Markdown, text).")],
+    password: Annotated[str | None, typer.Option(help="Password for encrypted PDFs.")] = None,
+    label: Annotated[
+        list[str] | None, typer.Option("--label", help="Label for these sources (repeatable).")
+    ] = None,
+    acl_group: Annotated[
+        list[str] | None,
+        typer.Option("--acl-group", help="Only these groups may read the sources (repeatable)."),
+    ] = None,
+    no_index: Annotated[bool, typer.Option("--no-index", help="Store only; skip search indexing.")] = False,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Parse documents into addressable blocks, store and index them."""
+    with _workspace(workspace) as ws, _progress(not as_json) as progress:
+        report = ws.ingest(
+            paths,
+            password=password,
+            labels=label or (),
+            acl_groups=acl_group or (),
+            index=not no_index,
+            progress=progress,
+        )
+    if as_json:
+        _print_json(_report_json(report))
+    else:
+        _render_report(report)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def _report_json(report: IngestReport) -> dict[str, Any]:
+    return {
+        "files": [
+            {
+                "path": str(r.path),
+                "outcome": r.outcome,
+                "source": source_to_dict(r.source) if r.source else None,
+                "blocks": r.blocks,
+                "kinds": r.kinds,
+                "error": r.error,
+            }
+            for r in report.results
+        ],
+        "failed": len(report.failed),
+    }
+
+
+def _render_report(report: IngestReport) -> None:
+    table = RichTable(title="Ingested", show_lines=False)
+    for col in ("file", "outcome", "source", "pages", "lang", "blocks", "tables", "headings"):
+        table.add_column(col)
+    for r in report.results:
+        src = r.source
+        table.add_row(
+            escape(r.path.name),
+            {"failed": "[red]failed[/]", "unchanged": "[dim]unchanged[/]"}.get(r.outcome, r.outcome),
+            src.id if src else "",
+            str(src.pages) if src else "",
+            src.lang if src else "",
+            str(r.blocks),
+            str(r.kinds.get("table", 0)),
+            str(r.kinds.get("heading", 0)),
+        )
+    out.print(table)
+    for r in report.results:
+        if r.source and r.source.warnings:
+            for w in r.source.warnings:
+                out.print(f"[yellow]warning[/] {escape(r.path.name)}: {escape(w)}")
+    if report.failed:
+        out.print(f"[bold red]{len(report.failed)} file(s) failed:[/]")
+        for r in report.failed:
+            out.print(f"  [red]✗[/] {escape(str(r.path))}: {escape(r.error or '')}")
+
+
+@app.command("ls")
+def list_sources(
+    all_versions: Annotated[bool, typer.Option("--all", help="Include superseded versions.")] = False,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List ingested sources."""
+    with _workspace(workspace) as ws:
+        records = ws.store.list_sources(include_superseded=all_versions)
+    if as_json:
+        _print_json([{**source_to_dict(r.source), "blocks": r.blocks} for r in records])
+        return
+    if not records:
+        out.print("No sources yet. Try: footnote ingest examples/papers")
+        return
+    table = RichTable()
+    for col in ("id", "title", "kind", "pages", "lang", "blocks", "version", "labels"):
+        table.add_column(col)
+    for r in records:
+        s = r.source
+        title = s.title if len(s.title) < 60 else s.title[:57] + "…"
+        version = f"v{s.version}" + (" (old)" if r.superseded_by else "")
+        table.add_row(s.id, escape(title), s.kind, str(s.pages), s.lang, str(r.blocks), version,
+                      ",".join(s.labels))
+    out.print(table)
+
+
+@app.command()
+def show(
+    ref: Annotated[str, typer.Argument(help="A source id, an ingested file's path, or a block id.")],
+    tree: Annotated[bool, typer.Option("--tree", help="Show the section tree.")] = False,
+    blocks: Annotated[bool, typer.Option("--blocks", help="List every block.")] = False,
+    tables: Annotated[bool, typer.Option("--tables", help="Show the tables as grids.")] = False,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a source (summary, tree, blocks, tables) or one block with its neighbours."""
+    with _workspace(workspace) as ws:
+        if _BLOCK_ID_RE.match(ref):
+            _show_block(ws, ref, as_json)
+            return
+        doc = ws.document(ref)
+    if as_json:
+        _print_json(
+            {
+                "source": source_to_dict(doc.source),
+                "sections": [section_to_dict(s) for s in doc.sections],
+                "blocks": [block_to_dict(b) for b in doc.blocks],
+            }
+        )
+        return
+    s = doc.source
+    out.print(f"[bold]{escape(s.title)}[/]  [dim]{s.id} · {s.kind} · {s.pages} pages · {s.lang}[/]")
+    out.print(f"[dim]{escape(s.uri)}[/]")
+    for w in s.warnings:
+        out.print(f"[yellow]warning:[/] {escape(w)}")
+    if tree or not (blocks or tables):
+        out.print(_render_tree(doc.sections, s.title))
+    if blocks:
+        for b in doc.blocks:
+            _print_block_line(b)
+    if tables:
+        for b in doc.blocks:
+            if b.table is not None:
+                _print_table(b)
+
+
+def _render_tree(sections: tuple[Section, ...], title: str) -> Tree:
+    root = Tree(f"[bold]{escape(title)}[/]")
+
+    def add(node: Tree, secs: tuple[Section, ...]) -> None:
+        for sec in secs:
+            child = node.add(f"{escape(sec.title)} [dim]({len(sec.block_ids)} blocks)[/]")
+            add(child, sec.children)
+
+    add(root, sections)
+    return root
+
+
+def _print_block_line(b: Block) -> None:
+    text = b.text.replace("\n", " ")
+    text = text if len(text) <= 110 else text[:107] + "…"
+    out.print(f"[cyan]{b.id}[/] [magenta]{b.kind:<9}[/] p{b.page:<3} {escape(text)}")
+
+
+def _print_table(b: Block) -> None:
+    assert b.table is not None
+    grid = RichTable(title=escape(b.table.caption or b.id), caption=b.id, show_lines=True)
+    width = max((len(r) for r in b.table.all_rows), default=0)
+    header = b.table.header[-1] if b.table.header else ()
+    for c in range(width):
+        grid.add_column(escape(header[c]) if c < len(header) else "")
+    for row in b.table.rows:
+        grid.add_row(*[escape(x) for x in row])
+    out.print(grid)
+
+
+def _show_block(ws: Workspace, block_id: str, as_json: bool) -> None:
+    block = ws.resolve_block(block_id)
+    near = ws.store.neighbours(block.id, radius=1)
+    if as_json:
+        data = block_to_dict(block)
+        data["neighbours"] = [n.id for n in near if n.id != block.id]
+        _print_json(data)
+        return
+    out.print(f"[cyan]{block.id}[/] · {block.kind} · page {block.page} · "
+              f"{escape(' › '.join(block.section_path) or '(no section)')}")
+    if block.table is not None:
+        _print_table(block)
+    else:
+        out.print(escape(block.text))
+    for n in near:
+        if n.id != block.id:
+            where = "before" if n.order < block.order else "after"
+            out.print(f"[dim]{where}:[/] ", end="")
+            _print_block_line(n)
+
+
+@app.command()
+def delete(
+    ref: Annotated[str, typer.Argument(help="A source id or an ingested file's path.")],
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Delete a source with its blocks and index entries."""
+    with _workspace(workspace) as ws:
+        source = ws.delete_source(ref)
+    out.print(f"deleted {source.id} ({escape(source.title)})")
+
+
+# -- config -------------------------------------------------------------------------------
+@config_app.command("show")
+def config_show(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Print the effective configuration with a description of every field."""
+    from footnote.config import load_settings
+
+    try:
+        settings = load_settings(workspace)
+    except FootnoteError as exc:
+        _fail(exc)
+    flat = settings.model_dump(mode="json")
+    if as_json:
+        _print_json(flat)
+        return
+    table = RichTable(title=f"footnote settings (workspace {settings.workspace})")
+    for col in ("setting", "value", "description"):
+        table.add_column(col)
+    for name, _type, doc in describe():
+        value: Any = flat
+        for part in name.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        table.add_row(name, escape(json.dumps(value, ensure_ascii=False)), escape(doc))
+    out.print(table)
+    out.print("[dim]Override with FOOTNOTE_<SECTION>__<FIELD>=… or <workspace>/config.toml[/]")
+
+
+# -- demo ---------------------------------------------------------------------------------
+@app.command()
+def demo(workspace: WorkspaceOpt = None) -> None:
+    """Ingest the bundled example papers and show what footnote made of them."""
+    if not EXAMPLES_DIR.is_dir():
+        _fail(FileNotFoundError(f"example papers not found at {EXAMPLES_DIR}"))
+    with _workspace(workspace) as ws, _progress(True) as progress:
+        report = ws.ingest([EXAMPLES_DIR], progress=progress)
+        _render_report(report)
+        for r in report.results:
+            if r.source:
+                doc = ws.store.get_document(r.source.id)
+                if doc:
+                    out.print(_render_tree(doc.sections, doc.source.title))
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+"""The composition root: the only place concrete implementations are chosen.
+
+CLI, server, evaluation and integration tests all go through `Workspace`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from footnote.config import Settings, load_settings
+from footnote.errors import FootnoteError, IngestError, NotFound, UsageError
+from footnote.ingest import discover, parse_file
+from footnote.store import SourceRecord, SqliteStore, open_store
+from footnote.types import Block, Document, Source
+
+if TYPE_CHECKING:
+    from footnote.index import Indexer, Searcher
+    from footnote.models import ModelRoles
+    from footnote.models.base import Embedder
+
+Outcome = Literal["added", "new_version", "unchanged", "failed"]
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What happened to one file during ingestion."""
+
+    path: Path
+    outcome: Outcome
+    source: Source | None = None
+    blocks: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class IngestReport:
+    """The outcome of one `ingest` call, file by file."""
+
+    results: list[FileResult] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[FileResult]:
+        """The files that could not be ingested."""
+        return [r for r in self.results if r.outcome == "failed"]
+
+
+ProgressFn = Callable[[str, int, int], None]
+"""`progress(stage, done, total)`: stage is "files", "embed: <name>" …"""
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class Workspace:
+    """A workspace folder: settings, the store, indexes and models, built lazily."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.dir = settings.workspace
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.store: SqliteStore = open_store(settings.store_url)
+        self._roles: ModelRoles | None = None
+        self._indexer: Indexer | None = None
+        self._searcher: Searcher | None = None
+
+    @classmethod
+    def open(
+        cls, path: Path | str | None = None, *, overrides: dict[str, Any] | None = None
+    ) -> Workspace:
+        """Open (creating if needed) the workspace at `path` (default `./.footnote`)."""
+        return cls(load_settings(path, overrides))
+
+    def close(self) -> None:
+        """Release the store."""
+        self.store.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- models and indexes (lazy: commands that don't need them never load them) ---------
+    @property
+    def models(self) -> ModelRoles:
+        """The bound model roles."""
+        if self._roles is None:
+            from footnote.models import build_roles
+
+            self._roles = build_roles(self.settings.models)
+        return self._roles
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder bound to the `embed` role."""
+        return self.models.embedder()
+
+    @property
+    def indexer(self) -> Indexer:
+        """Keeps the lexical and vector indexes in step with the store."""
+        if self._indexer is None:
+            from footnote.index import Indexer
+
+            self._indexer = Indexer(
+                self.store, self.embedder, self.settings.retrieval, self.dir / "index"
+            )
+        return self._indexer
+
+    @property
+    def searcher(self) -> Searcher:
+        """Hybrid search over the indexed blocks."""
+        if self._searcher is None:
+            from footnote.index import Searcher
+
+            self._searcher = Searcher(
+                self.store, self.embedder, self.settings.retrieval, self.dir / "index"
+            )
+        return self._searcher
+
+    # -- ingestion ------------------------------------------------------------------------
+    def ingest(
+        self,
+        paths: Sequence[Path | str],
+        *,
+        password: str | None = None,
+        labels: Sequence[str] = (),
+        acl_groups: Sequence[str] = (),
+        index: bool = True,
+        progress: ProgressFn | None = None,
+    ) -> IngestReport:
+        """Parse, store and index files and folders; a bad file never stops the others."""
+        missing = [str(p) for p in paths if not Path(p).exists()]
+        if missing:
+            raise NotFound(f"no such file or folder: {', '.join(missing)}")
+        files = discover([Path(p) for p in paths])
+        settings = self.settings.ingest
+        if labels or acl_groups:
+            settings = settings.model_copy(
+                update={
+                    "default_labels": tuple(dict.fromkeys([*settings.default_labels, *labels])),
+                    "default_acl_groups": tuple(
+                        dict.fromkeys([*settings.default_acl_groups, *acl_groups])
+                    ),
+                }
+            )
+        report = IngestReport()
+        for i, path in enumerate(files):
+            if progress:
+                progress("files", i, len(files))
+            report.results.append(self._ingest_one(path, settings, password, index, progress))
+        if progress:
+            progress("files", len(files), len(files))
+        return report
+
+    def _ingest_one(
+        self,
+        path: Path,
+        settings: Any,
+        password: str | None,
+        index: bool,
+        progress: ProgressFn | None,
+    ) -> FileResult:
+        try:
+            sha = _sha256_file(path)
+            known = self.store.get_source(sha[:12])
+            if known is not None:
+                return FileResult(path, "unchanged", known.source, known.blocks)
+            doc = parse_file(path, settings, password=password or settings.pdf_password or None)
+            previous = self.store.find_source_by_uri(doc.source.uri)
+            self.store.save_document(doc)
+            if index:
+                try:
+                    self.indexer.index_source(
+                        doc.source.id,
+                        progress=(lambda d, t: progress(f"embed {path.name}", d, t))
+                        if progress
+                        else None,
+                    )
+                except BaseException:
+                    self.store.delete_source(doc.source.id)
+                    raise
+            stored = self.store.get_source(doc.source.id)
+            return FileResult(
+                path,
+                "new_version" if previous else "added",
+                stored.source if stored else doc.source,
+                len(doc.blocks),
+                _count_kinds(doc),
+            )
+        except (FootnoteError, OSError) as exc:
+            return FileResult(path, "failed", error=_plain_error(exc))
+
+    # -- lookup ---------------------------------------------------------------------------
+    def resolve_source(self, ref: str) -> SourceRecord:
+        """A source by id, unique id prefix, or the path of a file already ingested."""
+        record = self.store.get_source(ref)
+        if record:
+            return record
+        path = Path(ref).expanduser()
+        if path.exists():
+            record = self.store.find_source_by_uri(str(path.resolve()))
+            if record:
+                return record
+            raise NotFound(f"{ref} has not been ingested yet: run `footnote ingest {ref}` first")
+        matches = [
+            r for r in self.store.list_sources(include_superseded=True) if r.source.id.startswith(ref)
+        ]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise UsageError(f"{ref!r} matches {len(matches)} sources; give more of the id")
+        raise NotFound(f"no source {ref!r} (see `footnote ls`)")
+
+    def resolve_block(self, block_id: str) -> Block:
+        """A block by id (a cell id `…#r1c2` resolves to its table block)."""
+        base = block_id.split("#", 1)[0]
+        block = self.store.get_block(base)
+        if block is None:
+            raise NotFound(f"no block {block_id!r}")
+        return block
+
+    def document(self, ref: str) -> Document:
+        """A stored document by source reference."""
+        record = self.resolve_source(ref)
+        doc = self.store.get_document(record.source.id)
+        if doc is None:
+            raise NotFound(f"no source {ref!r}")
+        return doc
+
+    def delete_source(self, ref: str) -> Source:
+        """Delete a source, its blocks and its index entries."""
+        record = self.resolve_source(ref)
+        self.indexer.remove_source(record.source.id)
+        self.store.delete_source(record.source.id)
+        return record.source
+
+
+def _count_kinds(doc: Document) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for b in doc.blocks:
+        kinds[b.kind] = kinds.get(b.kind, 0) + 1
+    return kinds
+
+
+def _plain_error(exc: BaseException) -> str:
+    if isinstance(exc, IngestError | UsageError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"cannot read file: {exc.strerror or exc}"
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,40 @@
+from pathlib import Path
+
+import pytest
+
+from footnote.config import describe, load_settings
+from footnote.errors import ConfigError
+
+
+def test_every_setting_is_documented() -> None:
+    undocumented = [name for name, _t, doc in describe() if not doc.strip()]
+    assert undocumented == []
+
+
+def test_precedence_file_then_env_then_overrides(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("[ingest]\nmax_file_mb = 5\nmax_pages = 7\n")
+    env = {"FOOTNOTE_INGEST__MAX_PAGES": "9", "FOOTNOTE_RETRIEVAL__K": "3"}
+    s = load_settings(tmp_path, {"retrieval": {"k": 4}}, environ=env)
+    assert s.ingest.max_file_mb == 5
+    assert s.ingest.max_pages == 9
+    assert s.retrieval.k == 4
+    assert s.store_url == f"sqlite:///{tmp_path / 'footnote.db'}"
+
+
+def test_bad_values_and_unknown_keys_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="max_pages"):
+        load_settings(tmp_path, environ={"FOOTNOTE_INGEST__MAX_PAGES": "-1"})
+    (tmp_path / "config.toml").write_text("[ingest]\nmax_fiel_mb = 5\n")
+    with pytest.raises(ConfigError, match="max_fiel_mb"):
+        load_settings(tmp_path, environ={})
+    (tmp_path / "config.toml").write_text("[ingest\n")
+    with pytest.raises(ConfigError, match="config.toml"):
+        load_settings(tmp_path, environ={})
+
+
+def test_no_role_defaults_to_a_remote_model() -> None:
+    s = load_settings(Path("/nonexistent-ws"), environ={})
+    for name, binding in s.models:
+        url = getattr(binding, "url", None)
+        if url is not None:
+            assert url == "" or url.startswith("local:"), name
