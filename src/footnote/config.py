@@ -123,6 +123,18 @@ class ModelSettings(_Section):
         description="When labelled text may not reach a role's external model, use the local model "
         "instead of refusing.",
     )
+    reroute_local: str = Field(
+        "local:qwen2.5-coder-1.5b",
+        description="The embedded model used instead of an external one when `allow_local_reroute` "
+        "is on and labelled text may not leave the machine (must be a `local:` URL).",
+    )
+    response_cache_size: int = Field(
+        512, ge=0, description="Entries in the in-process cache of temperature-0 structured and "
+        "judge completions (0: off).",
+    )
+    embed_cache_size: int = Field(
+        10_000, ge=0, description="Entries in the in-process LRU of embedding vectors (0: off).",
+    )
 
 
 class RetrievalSettings(_Section):
@@ -162,12 +174,45 @@ class RetrievalSettings(_Section):
     )
 
 
+class AskSettings(_Section):
+    """The ask pipeline."""
+
+    mode: str = Field(
+        "auto",
+        pattern="^(auto|cite|attach|extractive)$",
+        description="Compose mode: `cite` (the model cites ids in structured output), `attach` (the "
+        "model writes, code attaches citations), `extractive` (no generative model: sentences "
+        "selected from the evidence), or `auto` (chosen by probing the bound model).",
+    )
+    understand: str = Field(
+        "rules",
+        pattern="^(rules|model)$",
+        description="Classify questions with fast rules, or with the `understand` model role.",
+    )
+    evidence_k: int = Field(
+        4, ge=1, le=20, description="Evidence items shown to the composing model."
+    )
+    max_question_chars: int = Field(
+        2000, ge=10, description="Longer questions are refused with a clear message."
+    )
+    use_judge: bool = Field(
+        True, description="Ask the `judge` role for each citation when it is bound and available."
+    )
+
+
 class VerifySettings(_Section):
     """Citation checks and refusal policy."""
 
     relevance_threshold: float = Field(
-        0.0, description="Below this fused relevance nothing counts as evidence (no_evidence)."
+        0.3,
+        ge=0,
+        le=1,
+        description="Below this question relevance (0–1) nothing counts as evidence (no_evidence).",
     )
+    cosine_floor: float = Field(
+        0.75, description="Vector cosine mapped to relevance 0 (e5 squeezes cosines into ~0.7–0.95)."
+    )
+    cosine_ceiling: float = Field(0.92, description="Vector cosine mapped to relevance 1.")
     supported_threshold: float = Field(
         0.6, ge=0, le=1, description="Judge probability at or above which a citation is supported."
     )
@@ -196,6 +241,7 @@ class Settings(_Section):
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="Ingestion.")
     models: ModelSettings = Field(default_factory=ModelSettings, description="Model roles.")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Search.")
+    ask: AskSettings = Field(default_factory=AskSettings, description="Question answering.")
     verify: VerifySettings = Field(default_factory=VerifySettings, description="Checks.")
     server: ServerSettings = Field(default_factory=ServerSettings, description="HTTP service.")
 

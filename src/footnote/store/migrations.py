@@ -78,6 +78,33 @@ MIGRATIONS: list[tuple[str, str]] = [
         END;
         """,
     ),
+    (
+        "0100_runs_traces",
+        """
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            user_id TEXT NOT NULL DEFAULT 'local',
+            session_id TEXT,
+            input TEXT NOT NULL,
+            status TEXT NOT NULL,
+            output TEXT,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            finished_at TEXT
+        );
+        CREATE INDEX runs_session ON runs(session_id, created_at);
+        CREATE TABLE spans (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            data TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            duration_s REAL NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        );
+        """,
+    ),
 ]
 
 
