@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -101,7 +102,9 @@ def _progress(enabled: bool) -> Iterator[Any]:
 # -- ingest / ls / show -------------------------------------------------------------------
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders (PDF, HTML, Markdown, text).")],
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files or folders (PDF, HTML, Markdown, text).")
+    ],
     password: Annotated[str | None, typer.Option(help="Password for encrypted PDFs.")] = None,
     label: Annotated[
         list[str] | None, typer.Option("--label", help="Label for these sources (repeatable).")
@@ -110,7 +113,9 @@ def ingest(
         list[str] | None,
         typer.Option("--acl-group", help="Only these groups may read the sources (repeatable)."),
     ] = None,
-    no_index: Annotated[bool, typer.Option("--no-index", help="Store only; skip search indexing.")] = False,
+    no_index: Annotated[
+        bool, typer.Option("--no-index", help="Store only; skip search indexing.")
+    ] = False,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -157,7 +162,9 @@ def _render_report(report: IngestReport) -> None:
         src = r.source
         table.add_row(
             escape(r.path.name),
-            {"failed": "[red]failed[/]", "unchanged": "[dim]unchanged[/]"}.get(r.outcome, r.outcome),
+            {"failed": "[red]failed[/]", "unchanged": "[dim]unchanged[/]"}.get(
+                r.outcome, r.outcome
+            ),
             src.id if src else "",
             str(src.pages) if src else "",
             src.lang if src else "",
@@ -178,7 +185,9 @@ def _render_report(report: IngestReport) -> None:
 
 @app.command("ls")
 def list_sources(
-    all_versions: Annotated[bool, typer.Option("--all", help="Include superseded versions.")] = False,
+    all_versions: Annotated[
+        bool, typer.Option("--all", help="Include superseded versions.")
+    ] = False,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -198,14 +207,24 @@ def list_sources(
         s = r.source
         title = s.title if len(s.title) < 60 else s.title[:57] + "…"
         version = f"v{s.version}" + (" (old)" if r.superseded_by else "")
-        table.add_row(s.id, escape(title), s.kind, str(s.pages), s.lang, str(r.blocks), version,
-                      ",".join(s.labels))
+        table.add_row(
+            s.id,
+            escape(title),
+            s.kind,
+            str(s.pages),
+            s.lang,
+            str(r.blocks),
+            version,
+            ",".join(s.labels),
+        )
     out.print(table)
 
 
 @app.command()
 def show(
-    ref: Annotated[str, typer.Argument(help="A source id, an ingested file's path, or a block id.")],
+    ref: Annotated[
+        str, typer.Argument(help="A source id, an ingested file's path, or a block id.")
+    ],
     tree: Annotated[bool, typer.Option("--tree", help="Show the section tree.")] = False,
     blocks: Annotated[bool, typer.Option("--blocks", help="List every block.")] = False,
     tables: Annotated[bool, typer.Option("--tables", help="Show the tables as grids.")] = False,
@@ -281,8 +300,10 @@ def _show_block(ws: Workspace, block_id: str, as_json: bool) -> None:
         data["neighbours"] = [n.id for n in near if n.id != block.id]
         _print_json(data)
         return
-    out.print(f"[cyan]{block.id}[/] · {block.kind} · page {block.page} · "
-              f"{escape(' › '.join(block.section_path) or '(no section)')}")
+    out.print(
+        f"[cyan]{block.id}[/] · {block.kind} · page {block.page} · "
+        f"{escape(' › '.join(block.section_path) or '(no section)')}"
+    )
     if block.table is not None:
         _print_table(block)
     else:
@@ -303,6 +324,172 @@ def delete(
     with _workspace(workspace) as ws:
         source = ws.delete_source(ref)
     out.print(f"deleted {source.id} ({escape(source.title)})")
+
+
+# -- search -------------------------------------------------------------------------------
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for (English or Chinese).")],
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source", "-s", help="Limit to this source (id or ingested path; repeatable)."
+        ),
+    ] = None,
+    k: Annotated[int, typer.Option("--k", min=1, max=200, help="Number of hits.")] = 8,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="Only blocks of this kind (repeatable).")
+    ] = None,
+    section: Annotated[
+        str | None, typer.Option(help="Only blocks under this section path prefix (A/B).")
+    ] = None,
+    method: Annotated[str, typer.Option(help="hybrid, lexical or vector.")] = "hybrid",
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Hybrid keyword + vector search over the blocks, with each method's score."""
+    from footnote.index import SearchFilters
+
+    methods = {"hybrid": ("lexical", "vector"), "lexical": ("lexical",), "vector": ("vector",)}
+    if method not in methods:
+        _fail(ValueError(f"unknown method {method!r}: use hybrid, lexical or vector"))
+    with _workspace(workspace) as ws:
+        ids = tuple(ws.resolve_source(s).source.id for s in source or [])
+        filters = SearchFilters(
+            source_ids=ids,
+            kinds=tuple(kind or ()),
+            section_prefix=tuple(p for p in (section or "").split("/") if p),
+        )
+        hits = ws.searcher.search(query, k=k, filters=filters, methods=methods[method])
+    if as_json:
+        _print_json(
+            [
+                {
+                    **block_to_dict(h.block),
+                    "score": h.score,
+                    "scores": h.scores,
+                    "ranks": h.ranks,
+                    "snippet": h.snippet,
+                }
+                for h in hits
+            ]
+        )
+        return
+    if not hits:
+        out.print("No matches.")
+        return
+    for i, h in enumerate(hits, 1):
+        scores = "  ".join(f"{m} {v:.3f}" for m, v in h.scores.items())
+        out.print(
+            f"[bold]{i}.[/] [cyan]{h.block.id}[/] p{h.block.page} [magenta]{h.block.kind}[/] "
+            f"[dim]{escape(' › '.join(h.block.section_path[-2:]))}[/]"
+        )
+        snippet = (
+            escape(h.snippet or h.block.text[:240])
+            .replace("«", "[bold yellow]")
+            .replace("»", "[/]")
+        )
+        out.print(f"   {snippet}")
+        out.print(f"   [dim]{scores}[/]")
+
+
+# -- ask ----------------------------------------------------------------------------------
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in English or Chinese.")],
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source", "-s", help="Limit to this source (id or ingested path; repeatable)."
+        ),
+    ] = None,
+    library: Annotated[
+        bool, typer.Option("--library", help="Search the whole library (default).")
+    ] = False,
+    mode: Annotated[
+        str | None,
+        typer.Option(help="Compose mode: auto, cite, attach or extractive (default from config)."),
+    ] = None,
+    trace: Annotated[bool, typer.Option("--trace", help="Show the pipeline's events.")] = False,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer a question with footnotes that were checked, or say honestly why not."""
+    if source and library:
+        _fail(ValueError("give either --source or --library, not both"))
+    with _workspace(workspace) as ws:
+        answer_json = asyncio.run(_ask(ws, question, source or [], mode, trace, as_json))
+    if as_json:
+        _print_json(answer_json)
+
+
+async def _ask(
+    ws: Workspace, question: str, sources: list[str], mode: str | None, trace: bool, quiet: bool
+) -> dict[str, Any]:
+    from footnote.events import Final, Status, event_data
+
+    run_id = None
+    final: dict[str, Any] = {}
+    events = ws.ask(question, sources=sources, mode=mode)
+    async for event in events:
+        if trace and not quiet:
+            err.print(
+                f"[dim]{event.type:<13}[/] {escape(json.dumps(event_data(event), ensure_ascii=False, default=str)[:300])}"
+            )
+        elif isinstance(event, Status) and not quiet:
+            err.print(f"[dim]… {escape(event.message)}[/]")
+        if isinstance(event, Final):
+            from footnote.store.codec import answer_to_dict
+
+            final = answer_to_dict(event.answer)
+    run_id = ws.last_run_id
+    final["run_id"] = run_id
+    if not quiet:
+        render_answer(final)
+    return final
+
+
+def render_answer(a: dict[str, Any]) -> None:
+    """Print an answer with footnote markers, its evidence board and support score."""
+    board = {c["id"]: i + 1 for i, c in enumerate(a["evidence_board"])}
+    status_style = {"answered": "green", "weak_evidence": "yellow"}.get(a["status"], "red")
+    out.print()
+    if a["sentences"]:
+        parts = []
+        for s in a["sentences"]:
+            marks = "".join(f"[{board[c['id']]}]" for c in s["citations"] if c["id"] in board)
+            text = escape(s["text"]) + (f"[cyan]{escape(marks)}[/]" if marks else "")
+            if s["insufficient"]:
+                text = f"[yellow]{text} (insufficiently supported)[/]"
+            parts.append(text)
+        out.print(" ".join(parts))
+    if a["reason"]:
+        out.print(f"[{status_style}]{escape(a['reason'])}[/]")
+    out.print(
+        f"[dim]status[/] [{status_style}]{a['status']}[/]  "
+        f"[dim]support score[/] {a['support_score']:.2f}  "
+        f"[dim]{a['usage']['model_calls']} model calls, {a['usage']['tokens_in']}+"
+        f"{a['usage']['tokens_out']} tokens, {a['usage']['seconds']:.1f} s[/]"
+    )
+    if a["evidence_board"]:
+        table = RichTable(title="Evidence", show_lines=True)
+        for col in ("#", "page", "section", "verdict", "quote", "id"):
+            table.add_column(col, overflow="fold")
+        for c in a["evidence_board"]:
+            verdict_style = {"supported": "green", "weak": "yellow"}.get(c["verdict"], "red")
+            table.add_row(
+                str(board[c["id"]]),
+                str(c["page"]),
+                escape(" › ".join(c["section"][-2:])),
+                f"[{verdict_style}]{c['verdict']}[/]",
+                escape(c["quote"][:200]),
+                c["id"],
+            )
+        out.print(table)
+    if a["nearest"]:
+        out.print("[dim]Nearest passages:[/]")
+        for n in a["nearest"]:
+            out.print(f"  [cyan]{n['id']}[/] p{n['page']} {escape(n['text'][:160])}")
 
 
 # -- config -------------------------------------------------------------------------------
@@ -332,21 +519,42 @@ def config_show(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
 
 
 # -- demo ---------------------------------------------------------------------------------
+DEMO_QUESTIONS = (
+    "How many nodes does the Semantic Scholar literature graph have?",
+    "What loss function is SPECTER trained with?",
+    "逐条核查把引用准确率提高到了多少？",
+    "Which GPU was used to train the entity linking model?",
+)
+
+
 @app.command()
-def demo(workspace: WorkspaceOpt = None) -> None:
-    """Ingest the bundled example papers and show what footnote made of them."""
+def demo(
+    workspace: WorkspaceOpt = None,
+    questions: Annotated[
+        bool, typer.Option(help="Ask the example questions after ingesting.")
+    ] = True,
+) -> None:
+    """Ingest the bundled example papers, show what was parsed, then ask them a few questions."""
     if not EXAMPLES_DIR.is_dir():
         _fail(FileNotFoundError(f"example papers not found at {EXAMPLES_DIR}"))
-    with _workspace(workspace) as ws, _progress(True) as progress:
-        report = ws.ingest([EXAMPLES_DIR], progress=progress)
+    with _workspace(workspace) as ws:
+        with _progress(True) as progress:
+            report = ws.ingest([EXAMPLES_DIR], progress=progress)
         _render_report(report)
         for r in report.results:
             if r.source:
                 doc = ws.store.get_document(r.source.id)
                 if doc:
                     out.print(_render_tree(doc.sections, doc.source.title))
-    if report.failed:
-        raise typer.Exit(1)
+        if report.failed:
+            raise typer.Exit(1)
+        if questions:
+            out.print(
+                "\n[bold]Asking the example papers (the last question has no answer in them)[/]"
+            )
+            for question in DEMO_QUESTIONS:
+                out.rule(f"[bold]{escape(question)}[/]")
+                asyncio.run(_ask(ws, question, [], None, False, False))
 
 
 def main() -> None:

@@ -67,7 +67,8 @@ class ModelBinding(_Section):
         "", description="Name of the environment variable that holds the API key (never the key)."
     )
     external: bool | None = Field(
-        None, description="Mark the model as external (None: decided from the URL: non-local is external)."
+        None,
+        description="Mark the model as external (None: decided from the URL: non-local is external).",
     )
     timeout_s: float = Field(120.0, gt=0, description="Per-call timeout in seconds.")
 
@@ -129,11 +130,15 @@ class ModelSettings(_Section):
         "is on and labelled text may not leave the machine (must be a `local:` URL).",
     )
     response_cache_size: int = Field(
-        512, ge=0, description="Entries in the in-process cache of temperature-0 structured and "
+        512,
+        ge=0,
+        description="Entries in the in-process cache of temperature-0 structured and "
         "judge completions (0: off).",
     )
     embed_cache_size: int = Field(
-        10_000, ge=0, description="Entries in the in-process LRU of embedding vectors (0: off).",
+        10_000,
+        ge=0,
+        description="Entries in the in-process LRU of embedding vectors (0: off).",
     )
 
 
@@ -210,7 +215,8 @@ class VerifySettings(_Section):
         description="Below this question relevance (0–1) nothing counts as evidence (no_evidence).",
     )
     cosine_floor: float = Field(
-        0.75, description="Vector cosine mapped to relevance 0 (e5 squeezes cosines into ~0.7–0.95)."
+        0.75,
+        description="Vector cosine mapped to relevance 0 (e5 squeezes cosines into ~0.7–0.95).",
     )
     cosine_ceiling: float = Field(0.92, description="Vector cosine mapped to relevance 1.")
     supported_threshold: float = Field(
@@ -227,7 +233,9 @@ class ServerSettings(_Section):
 
     host: str = Field("127.0.0.1", description="Interface to bind.")
     port: int = Field(8765, ge=1, le=65535, description="Port to bind.")
-    redis_url: str = Field("", description="Redis URL for the message window; empty: in-process cache.")
+    redis_url: str = Field(
+        "", description="Redis URL for the message window; empty: in-process cache."
+    )
     max_upload_mb: float = Field(50.0, gt=0, description="Largest accepted upload in MiB.")
 
 
@@ -314,4 +322,3 @@ def describe(model: type[BaseModel] = Settings, prefix: str = "") -> list[tuple[
         else:
             rows.append((dotted, getattr(ann, "__name__", str(ann)), info.description or ""))
     return rows
-

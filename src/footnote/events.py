@@ -6,7 +6,7 @@ Each event has a literal `type` (the SSE `event:` name) and a JSON-able `data()`
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, asdict, dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from footnote.types import Answer, Citation
 
@@ -121,19 +121,19 @@ class Done:
     type: Literal["done"] = "done"
 
 
-Event = Union[
-    Status,
-    Thinking,
-    ToolCall,
-    ToolResult,
-    Retrieval,
-    AnswerDelta,
-    CitationEvent,
-    Verification,
-    Final,
-    Error,
-    Done,
-]
+Event = (
+    Status
+    | Thinking
+    | ToolCall
+    | ToolResult
+    | Retrieval
+    | AnswerDelta
+    | CitationEvent
+    | Verification
+    | Final
+    | Error
+    | Done
+)
 
 
 def event_data(event: Event) -> dict[str, Any]:

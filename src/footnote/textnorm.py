@@ -71,9 +71,23 @@ def fuzzy_contains(haystack: str, needle: str, threshold: float = 0.85) -> bool:
 
 # -- numbers --------------------------------------------------------------------------------
 _SCALES: dict[str, float] = {
-    "thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9,
-    "b": 1e9, "trillion": 1e12, "千": 1e3, "万": 1e4, "萬": 1e4, "亿": 1e8, "億": 1e8,
-    "百万": 1e6, "千万": 1e7, "万亿": 1e12,
+    "thousand": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "m": 1e6,
+    "mn": 1e6,
+    "billion": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "trillion": 1e12,
+    "千": 1e3,
+    "万": 1e4,
+    "萬": 1e4,
+    "亿": 1e8,
+    "億": 1e8,
+    "百万": 1e6,
+    "千万": 1e7,
+    "万亿": 1e12,
 }
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<num>[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?)"
@@ -107,9 +121,7 @@ def quantities(text: str) -> list[Quantity]:
             continue
         scale = _SCALES.get((m["scale"] or "").lower(), 1.0)
         decimals = len(raw.split(".")[1]) if "." in raw else 0
-        found.append(
-            Quantity(m.group(0).strip(), value * scale, bool(m["pct"]), decimals, scale)
-        )
+        found.append(Quantity(m.group(0).strip(), value * scale, bool(m["pct"]), decimals, scale))
     return found
 
 

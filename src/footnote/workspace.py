@@ -6,15 +6,18 @@ CLI, server, evaluation and integration tests all go through `Workspace`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from footnote.config import Settings, load_settings
 from footnote.errors import FootnoteError, IngestError, NotFound, UsageError
+from footnote.events import Event, Final
 from footnote.ingest import discover, parse_file
 from footnote.store import SourceRecord, SqliteStore, open_store
+from footnote.store.codec import answer_to_dict
+from footnote.store.runs import RunStore
 from footnote.types import Block, Document, Source
 
 if TYPE_CHECKING:
@@ -72,6 +75,7 @@ class Workspace:
         self._roles: ModelRoles | None = None
         self._indexer: Indexer | None = None
         self._searcher: Searcher | None = None
+        self.last_run_id: str | None = None
 
     @classmethod
     def open(
@@ -213,7 +217,9 @@ class Workspace:
                 return record
             raise NotFound(f"{ref} has not been ingested yet: run `footnote ingest {ref}` first")
         matches = [
-            r for r in self.store.list_sources(include_superseded=True) if r.source.id.startswith(ref)
+            r
+            for r in self.store.list_sources(include_superseded=True)
+            if r.source.id.startswith(ref)
         ]
         if len(matches) == 1:
             return matches[0]
@@ -236,6 +242,64 @@ class Workspace:
         if doc is None:
             raise NotFound(f"no source {ref!r}")
         return doc
+
+    # -- asking -------------------------------------------------------------------------
+    def ask(
+        self,
+        question: str,
+        *,
+        sources: Sequence[str] = (),
+        mode: str | None = None,
+        user_groups: tuple[str, ...] | None = None,
+        user_id: str = "local",
+        session_id: str | None = None,
+        run_id: str | None = None,
+    ) -> AsyncIterator[Event]:
+        """Run the ask pipeline; events stream out and the run is traced in the store."""
+        from footnote.index import SearchFilters
+        from footnote.models import judge_support
+        from footnote.pipelines.ask import AskDeps, AskPipeline, AskRequest
+        from footnote.pipelines.trace import Trace
+
+        source_ids = tuple(self.resolve_source(ref).source.id for ref in sources)
+        runs = RunStore(self.store)
+        trace = Trace(run_id, sink=runs.add_span)
+        roles = self.models
+
+        def search(query: str, k: int, filters: SearchFilters) -> list[Any]:
+            return self.searcher.search(query, k=k, filters=filters)
+
+        deps = AskDeps(
+            store=self.store,
+            search=search,
+            settings=self.settings,
+            compose_model=roles.chat("compose") if roles.is_bound("compose") else None,
+            judge_model=roles.chat("judge") if roles.is_bound("judge") else None,
+            judge_fn=judge_support,
+            ledger=roles.ledger,
+            trace=trace,
+        )
+        request = AskRequest(question, source_ids, user_groups, mode)
+        self.last_run_id = trace.run_id
+        runs.start(
+            trace.run_id,
+            "ask",
+            {"question": question, "sources": list(source_ids), "mode": mode},
+            user_id=user_id,
+            session_id=session_id,
+        )
+
+        async def events() -> AsyncIterator[Event]:
+            final: dict[str, Any] | None = None
+            try:
+                async for event in AskPipeline(deps).run(request):
+                    if isinstance(event, Final):
+                        final = answer_to_dict(event.answer, run_id=trace.run_id)
+                    yield event
+            finally:
+                runs.finish(trace.run_id, final["status"] if final else "cancelled", final)
+
+        return events()
 
     def delete_source(self, ref: str) -> Source:
         """Delete a source, its blocks and its index entries."""

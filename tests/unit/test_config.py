@@ -28,7 +28,7 @@ def test_bad_values_and_unknown_keys_are_config_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="max_fiel_mb"):
         load_settings(tmp_path, environ={})
     (tmp_path / "config.toml").write_text("[ingest\n")
-    with pytest.raises(ConfigError, match="config.toml"):
+    with pytest.raises(ConfigError, match=r"config\.toml"):
         load_settings(tmp_path, environ={})
 
 

@@ -38,9 +38,9 @@ def _find_cell(
     for r, row in enumerate(rows):
         row_score = sum(1 for cell in row for t in tokens(cell) if t in words)
         for c, cell in enumerate(row):
-            if any(same_quantity(w, q) for w in wanted for q in quantities(cell)):
-                if best is None or row_score > best[0]:
-                    best = (row_score, (r, c))
+            hit = any(same_quantity(w, q) for w in wanted for q in quantities(cell))
+            if hit and (best is None or row_score > best[0]):
+                best = (row_score, (r, c))
     return best[1] if best else None
 
 
@@ -117,22 +117,33 @@ class AnswerBuilder:
                 sentences.insert(0, correction)
         board = _board(sentences)
         return Answer(
-            self.question, status, tuple(sentences),
-            support_score=support_score(sentences), reason=reason, evidence_board=board,
-            nearest=tuple(nearest) if status != "answered" else (), usage=usage,
+            self.question,
+            status,
+            tuple(sentences),
+            support_score=support_score(sentences),
+            reason=reason,
+            evidence_board=board,
+            nearest=tuple(nearest) if status != "answered" else (),
+            usage=usage,
         )
 
     def _sentence(self, kept: _Kept) -> Sentence:
         citations = tuple(_citation(c) for c in kept.checks)
-        return Sentence(kept.sentence.text, citations=citations, factual=is_factual(kept.sentence.text),
-                        marked_insufficient=not kept.supported)
+        return Sentence(
+            kept.sentence.text,
+            citations=citations,
+            factual=is_factual(kept.sentence.text),
+            marked_insufficient=not kept.supported,
+        )
 
     def _premise_correction(self) -> Sentence | None:
         """When the question states a number the evidence contradicts, say so with a citation."""
         asked = [q for q in quantities(self.question)]
         if not asked:
             return None
-        supported = [c for k in self.best if k.supported for c in k.checks if c.verdict == "supported"]
+        supported = [
+            c for k in self.best if k.supported for c in k.checks if c.verdict == "supported"
+        ]
         if not supported or supported[0].evidence is None:
             return None
         cited = supported[0]
@@ -143,9 +154,11 @@ class AnswerBuilder:
                 continue
             rival = next((e for e in in_evidence if e.percent == a.percent), None)
             if rival is not None:
-                text = (f"Note: the question assumes {a.text}, but the source reports {rival.text}."
-                        if self.understanding.lang == "en"
-                        else f"注意：问题中的 {a.text} 与原文不符，原文为 {rival.text}。")
+                text = (
+                    f"Note: the question assumes {a.text}, but the source reports {rival.text}."
+                    if self.understanding.lang == "en"
+                    else f"注意：问题中的 {a.text} 与原文不符，原文为 {rival.text}。"
+                )
                 return Sentence(text, citations=(_citation(cited),), factual=False)
         return None
 
@@ -159,8 +172,13 @@ def _citation(check: CitationCheck) -> Citation:
     assert ev is not None
     quote = check.quote if check.quote_match in ("exact", "fuzzy") else ev.text[:240]
     return Citation(
-        check.evidence_id, quote=quote, page=ev.page, section=ev.section, verdict=check.verdict,
-        relevance=ev.relevance, checks=dict(check.reasons),
+        check.evidence_id,
+        quote=quote,
+        page=ev.page,
+        section=ev.section,
+        verdict=check.verdict,
+        relevance=ev.relevance,
+        checks=dict(check.reasons),
     )
 
 

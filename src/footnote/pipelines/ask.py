@@ -37,12 +37,19 @@ from footnote.pipelines.compose import (
     compose_extractive,
     evidence_prompt_block,
 )
-from footnote.pipelines.understand import Understanding, understand_by_rules
 from footnote.pipelines.trace import Trace
+from footnote.pipelines.understand import Understanding, understand_by_rules
 from footnote.prompts import load_prompt, render
 from footnote.store import SqliteStore
 from footnote.types import Answer, Block, Hit, Usage
-from footnote.verify import CitationCheck, Evidence, EvidenceSet, Thresholds, check_citation, relevance
+from footnote.verify import (
+    CitationCheck,
+    Evidence,
+    EvidenceSet,
+    Thresholds,
+    check_citation,
+    relevance,
+)
 
 if TYPE_CHECKING:
     from footnote.models import Ledger, RoleModel
@@ -93,8 +100,11 @@ class AskPipeline:
         except FootnoteError as exc:
             self.trace.add("error", type(exc).__name__, {"message": str(exc)}, time.time(), 0.0)
             yield Error(type(exc).__name__, str(exc))
-            yield Final(self._refusal(request.question, "refused", f"could not answer: {exc}",
-                                      started=started))
+            yield Final(
+                self._refusal(
+                    request.question, "refused", f"could not answer: {exc}", started=started
+                )
+            )
         yield Done()
 
     # -- stages ---------------------------------------------------------------------------
@@ -105,9 +115,14 @@ class AskPipeline:
             yield Final(self._refusal(question, "refused", problem, started=started))
             return
         if not self.deps.store.list_sources():
-            yield Final(self._refusal(question, "no_evidence",
-                                      "the library has no sources yet: ingest some documents first",
-                                      started=started))
+            yield Final(
+                self._refusal(
+                    question,
+                    "no_evidence",
+                    "the library has no sources yet: ingest some documents first",
+                    started=started,
+                )
+            )
             return
         yield Status("understand", "understanding the question")
         with self.trace.span("understand", "rules") as span:
@@ -120,19 +135,26 @@ class AskPipeline:
         yield Retrieval(question, [_hit_summary(e) for e in evidence])
         best = max((e.relevance for e in evidence), default=0.0)
         if best < self.settings.verify.relevance_threshold:
-            yield Final(self._refusal(
-                question, "no_evidence",
-                f"nothing relevant was found (best relevance {best:.2f} is below the threshold "
-                f"{self.settings.verify.relevance_threshold:.2f}); the nearest passages are shown",
-                nearest=nearest, started=started))
+            yield Final(
+                self._refusal(
+                    question,
+                    "no_evidence",
+                    f"nothing relevant was found (best relevance {best:.2f} is below the threshold "
+                    f"{self.settings.verify.relevance_threshold:.2f}); the nearest passages are shown",
+                    nearest=nearest,
+                    started=started,
+                )
+            )
             return
         shown = EvidenceSet(evidence[: self.settings.ask.evidence_k])
         mode = await self._choose_mode(req)
         builder = AnswerBuilder(question, shown, understanding)
         feedback, previous = "", ""
         for round_ in range(self.settings.verify.max_revisions + 1):
-            yield Status("compose", "writing the answer" if round_ == 0 else
-                         f"revising the answer (round {round_})")
+            yield Status(
+                "compose",
+                "writing the answer" if round_ == 0 else f"revising the answer (round {round_})",
+            )
             draft: Draft | None = None
             async for item in self._compose(mode, question, shown, feedback, previous):
                 if isinstance(item, Draft):
@@ -149,8 +171,12 @@ class AskPipeline:
             checks = await self._verify(draft, shown)
             for i, sentence_checks in enumerate(checks):
                 for c in sentence_checks:
-                    yield Verification(i, c.evidence_id, "fabricated" if c.fabricated else c.verdict,
-                                       reasons=c.reasons)
+                    yield Verification(
+                        i,
+                        c.evidence_id,
+                        "fabricated" if c.fabricated else c.verdict,
+                        reasons=c.reasons,
+                    )
             builder.add_round(draft, checks)
             if builder.has_supported() or mode != "cite":
                 break
@@ -160,9 +186,17 @@ class AskPipeline:
             yield AnswerDelta(sentence.text + " ")
             for citation in sentence.citations:
                 yield CitationEvent(i, citation)
-        self.trace.add("final", answer.status, {"support_score": answer.support_score,
-                                                "fabricated": builder.fabricated,
-                                                "removed": builder.removed}, time.time(), 0.0)
+        self.trace.add(
+            "final",
+            answer.status,
+            {
+                "support_score": answer.support_score,
+                "fabricated": builder.fabricated,
+                "removed": builder.removed,
+            },
+            time.time(),
+            0.0,
+        )
         yield Final(answer)
 
     def _check_question(self, question: str) -> str | None:
@@ -185,21 +219,26 @@ class AskPipeline:
         seen: set[str] = set()
         evidence: list[Evidence] = []
         cos_floor, cos_ceil = self.settings.verify.cosine_floor, self.settings.verify.cosine_ceiling
-        for block, cosine in [*((t, None) for t in tables),
-                              *((h.block, h.scores.get("vector")) for h in hits)]:
+        for block, cosine in [
+            *((t, None) for t in tables),
+            *((h.block, h.scores.get("vector")) for h in hits),
+        ]:
             if block.id in seen or block.kind == "heading":
                 continue
             seen.add(block.id)
             text = block.table.as_text() if block.table is not None else block.text
             context = " ".join(block.section_path[-1:])
-            rel = relevance(question, context + " " + text, cosine, floor=cos_floor,
-                            ceiling=cos_ceil)
+            rel = relevance(
+                question, context + " " + text, cosine, floor=cos_floor, ceiling=cos_ceil
+            )
             if block.table is not None and und.table_refs:
                 rel = max(rel, 0.5)
             evidence.append(Evidence(block.id, text, block, relevance=round(rel, 4)))
         return evidence, tuple(hits[:3])
 
-    def _referenced_tables(self, und: Understanding, hits: list[Hit], req: AskRequest) -> list[Block]:
+    def _referenced_tables(
+        self, und: Understanding, hits: list[Hit], req: AskRequest
+    ) -> list[Block]:
         """Table blocks the question names ("Table 2", "表2"), loaded as structure."""
         if not und.table_refs:
             return []
@@ -254,26 +293,39 @@ class AskPipeline:
 
             def complete(messages: list[Message], schema: dict[str, object]) -> Completion:
                 with self.trace.span("model", "compose", role="compose", mode="cite") as span:
-                    c = model.complete(messages, json_schema=schema, max_tokens=320, labels=labels,
-                                       run_id=self.trace.run_id)
+                    c = model.complete(
+                        messages,
+                        json_schema=schema,
+                        max_tokens=320,
+                        labels=labels,
+                        run_id=self.trace.run_id,
+                    )
                     span.update(tokens_in=c.tokens_in, tokens_out=c.tokens_out, output=c.text)
                 return c
 
-            yield await asyncio.to_thread(compose_cite, question, evidence, complete,
-                                          feedback=feedback, previous=previous)
+            yield await asyncio.to_thread(
+                compose_cite, question, evidence, complete, feedback=feedback, previous=previous
+            )
             return
         # attach: stream the draft as `thinking`, verify, then release only checked sentences
         aliases = {f"E{i + 1}": ev.id for i, ev in enumerate(evidence)}
         messages = [
             Message("system", load_prompt("compose_free_system").strip()),
-            Message("user", render("compose_free", question=question,
-                                    evidence=evidence_prompt_block(evidence.items, aliases))),
+            Message(
+                "user",
+                render(
+                    "compose_free",
+                    question=question,
+                    evidence=evidence_prompt_block(evidence.items, aliases),
+                ),
+            ),
         ]
         text = ""
         with self.trace.span("model", "compose", role="compose", mode="attach") as span:
             async for delta in _stream_in_thread(
-                lambda: model.stream(messages, max_tokens=300, labels=labels,
-                                     run_id=self.trace.run_id)
+                lambda: model.stream(
+                    messages, max_tokens=300, labels=labels, run_id=self.trace.run_id
+                )
             ):
                 text += delta
                 yield Thinking(delta)
@@ -281,28 +333,48 @@ class AskPipeline:
         yield attach_citations(text, evidence)
 
     async def _verify(self, draft: Draft, evidence: EvidenceSet) -> list[list[CitationCheck]]:
-        thresholds = Thresholds(self.settings.verify.supported_threshold,
-                                self.settings.verify.weak_threshold)
+        thresholds = Thresholds(
+            self.settings.verify.supported_threshold, self.settings.verify.weak_threshold
+        )
         judge = self._judge(evidence)
         results: list[list[CitationCheck]] = []
         for sentence in draft.sentences:
             checks = []
             for cite in sentence.cites[:3]:
-                with self.trace.span("check", "citation", evidence_id=cite,
-                                     sentence=sentence.text) as span:
-                    c = await asyncio.to_thread(check_citation, sentence.text, cite, evidence,
-                                                quote=sentence.quote, judge=judge,
-                                                thresholds=thresholds)
-                    span.update(verdict=c.verdict, fabricated=c.fabricated, reasons=c.reasons,
-                                judge_p=c.judge_p)
+                with self.trace.span(
+                    "check", "citation", evidence_id=cite, sentence=sentence.text
+                ) as span:
+                    c = await asyncio.to_thread(
+                        check_citation,
+                        sentence.text,
+                        cite,
+                        evidence,
+                        quote=sentence.quote,
+                        judge=judge,
+                        thresholds=thresholds,
+                    )
+                    span.update(
+                        verdict=c.verdict,
+                        fabricated=c.fabricated,
+                        reasons=c.reasons,
+                        judge_p=c.judge_p,
+                    )
                 checks.append(c)
             results.append(checks)
         return results
 
     def _judge(self, evidence: EvidenceSet) -> Callable[[str, str], float] | None:
-        if not self.settings.ask.use_judge or self.deps.judge_model is None or not self.deps.judge_fn:
+        if (
+            not self.settings.ask.use_judge
+            or self.deps.judge_model is None
+            or not self.deps.judge_fn
+        ):
             return None
-        model, judge_fn, labels = self.deps.judge_model, self.deps.judge_fn, self._labels_for(evidence)
+        model, judge_fn, labels = (
+            self.deps.judge_model,
+            self.deps.judge_fn,
+            self._labels_for(evidence),
+        )
 
         def judge(claim: str, passage: str) -> float:
             with self.trace.span("model", "judge", role="judge", claim=claim) as span:
@@ -318,15 +390,28 @@ class AskPipeline:
             return Usage(seconds=seconds)
         return replace(self.deps.ledger.totals(self.trace.run_id), seconds=seconds)
 
-    def _refusal(self, question: str, status: Any, reason: str, *, nearest: Sequence[Hit] = (),
-                 started: float) -> Answer:
-        return Answer(question, status, (), reason=reason, nearest=tuple(nearest),
-                      usage=self._usage(started))
+    def _refusal(
+        self,
+        question: str,
+        status: Any,
+        reason: str,
+        *,
+        nearest: Sequence[Hit] = (),
+        started: float,
+    ) -> Answer:
+        return Answer(
+            question, status, (), reason=reason, nearest=tuple(nearest), usage=self._usage(started)
+        )
 
 
 def _hit_summary(e: Evidence) -> dict[str, Any]:
-    return {"id": e.id, "page": e.page, "section": list(e.section), "kind": e.block.kind,
-            "relevance": e.relevance}
+    return {
+        "id": e.id,
+        "page": e.page,
+        "section": list(e.section),
+        "kind": e.block.kind,
+        "relevance": e.relevance,
+    }
 
 
 async def _stream_in_thread(make: Callable[[], Any]) -> AsyncIterator[str]:

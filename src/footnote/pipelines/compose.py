@@ -25,7 +25,9 @@ from footnote.verify import EvidenceSet, overlap, term_coverage
 from footnote.verify.evidence import Evidence
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|(?<=[。！？；])")
-_REFUSAL = re.compile(r"\bunanswerable\b|\bnot (?:stated|mentioned|found|given)\b|无法回答|未提及", re.I)
+_REFUSAL = re.compile(
+    r"\bunanswerable\b|\bnot (?:stated|mentioned|found|given)\b|无法回答|未提及", re.I
+)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -108,9 +110,7 @@ def compose_cite(
     """One structured call; `feedback` (with the `previous` output) drives a revision round."""
     items = evidence.items
     aliases = {f"E{i + 1}": ev.id for i, ev in enumerate(items)}
-    user = render(
-        "compose_cite", evidence=evidence_prompt_block(items, aliases), question=question
-    )
+    user = render("compose_cite", evidence=evidence_prompt_block(items, aliases), question=question)
     messages = [Message("system", load_prompt("compose_system").strip()), Message("user", user)]
     if feedback:
         messages += [
@@ -122,8 +122,11 @@ def compose_cite(
     try:
         parsed = parse_cite_answer(completion.text)
     except ModelOutputInvalid as first:
-        repair = [*messages, Message("assistant", completion.text),
-                  Message("user", f"That was not valid: {first}. Output only the JSON object.")]
+        repair = [
+            *messages,
+            Message("assistant", completion.text),
+            Message("user", f"That was not valid: {first}. Output only the JSON object."),
+        ]
         completion = complete(repair, schema)
         parsed = parse_cite_answer(completion.text)
     if parsed.cite == "none" or not parsed.quote.strip() or _REFUSAL.search(parsed.answer):
@@ -131,8 +134,9 @@ def compose_cite(
     # an alias the schema did not allow (a backend without grammars) stays as written: the
     # verifier will find it was not given and count it as fabricated
     cite = aliases.get(parsed.cite, parsed.cite)
-    return Draft([DraftSentence(parsed.answer.strip(), [cite], parsed.quote.strip())],
-                 raw=completion.text)
+    return Draft(
+        [DraftSentence(parsed.answer.strip(), [cite], parsed.quote.strip())], raw=completion.text
+    )
 
 
 def attach_citations(text: str, evidence: EvidenceSet, *, max_cites: int = 3) -> Draft:

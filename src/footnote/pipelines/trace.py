@@ -26,7 +26,9 @@ class Trace:
         self.sink = sink
         self.spans: list[Span] = []
 
-    def add(self, kind: str, name: str, data: dict[str, Any], started: float, duration: float) -> None:
+    def add(
+        self, kind: str, name: str, data: dict[str, Any], started: float, duration: float
+    ) -> None:
         """Record a finished span."""
         span = Span(self.run_id, len(self.spans), kind, name, data, started, duration)
         self.spans.append(span)

@@ -40,7 +40,9 @@ _CROSS = re.compile(
     r"|比较|区别|差异|对比",
     re.IGNORECASE,
 )
-_CONCEPT = re.compile(r"^(?:what is|what are|define|explain|describe)\b|什么是|是什么|解释|定义", re.I)
+_CONCEPT = re.compile(
+    r"^(?:what is|what are|define|explain|describe)\b|什么是|是什么|解释|定义", re.I
+)
 _TABLE_VALUE = re.compile(
     r"\bhow (?:many|much)\b|\bwhat (?:percentage|score|accuracy|value|number)\b|\bscore\b|\baccuracy\b"
     r"|\bf1\b|多少|几个|百分之|准确率|得分",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from footnote.types import BBox, Block, BlockKind, Section, Source, Table
+from footnote.types import Answer, BBox, Block, BlockKind, Citation, Section, Source, Table
 
 
 def table_to_dict(table: Table) -> dict[str, Any]:
@@ -109,4 +109,54 @@ def source_to_dict(source: Source) -> dict[str, Any]:
         "labels": list(source.labels),
         "acl_groups": list(source.acl_groups),
         "warnings": list(source.warnings),
+    }
+
+
+def citation_to_dict(c: Citation) -> dict[str, Any]:
+    """A citation in the public `--json` / API shape."""
+    return {
+        "id": c.evidence_id,
+        "page": c.page,
+        "section": list(c.section),
+        "quote": c.quote,
+        "verdict": c.verdict,
+        "relevance": c.relevance,
+        "checks": dict(c.checks),
+    }
+
+
+def answer_to_dict(answer: Answer, *, run_id: str | None = None) -> dict[str, Any]:
+    """The public answer contract of `footnote ask --json` and the API."""
+    return {
+        "run_id": run_id,
+        "question": answer.question,
+        "status": answer.status,
+        "answer": answer.text,
+        "sentences": [
+            {
+                "text": s.text,
+                "citations": [citation_to_dict(c) for c in s.citations],
+                "factual": s.factual,
+                "insufficient": s.marked_insufficient,
+            }
+            for s in answer.sentences
+        ],
+        "support_score": answer.support_score,
+        "reason": answer.reason,
+        "evidence_board": [citation_to_dict(c) for c in answer.evidence_board],
+        "nearest": [
+            {
+                "id": h.block.id,
+                "page": h.block.page,
+                "section": list(h.block.section_path),
+                "text": h.block.text[:300],
+            }
+            for h in answer.nearest
+        ],
+        "usage": {
+            "tokens_in": answer.usage.tokens_in,
+            "tokens_out": answer.usage.tokens_out,
+            "model_calls": answer.usage.model_calls,
+            "seconds": answer.usage.seconds,
+        },
     }

@@ -31,7 +31,12 @@ class RunStore:
         self.lock: threading.RLock = store.lock
 
     def start(
-        self, run_id: str, kind: str, input: dict[str, Any], *, user_id: str = "local",
+        self,
+        run_id: str,
+        kind: str,
+        input: dict[str, Any],
+        *,
+        user_id: str = "local",
         session_id: str | None = None,
     ) -> None:
         """Record that a run started."""
@@ -48,9 +53,15 @@ class RunStore:
             self.conn.execute(
                 "INSERT INTO spans (run_id, seq, kind, name, data, started_at, duration_s) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (span.run_id, span.seq, span.kind, span.name,
-                 json.dumps(span.data, ensure_ascii=False, default=str),
-                 span.started_at, span.duration_s),
+                (
+                    span.run_id,
+                    span.seq,
+                    span.kind,
+                    span.name,
+                    json.dumps(span.data, ensure_ascii=False, default=str),
+                    span.started_at,
+                    span.duration_s,
+                ),
             )
 
     def finish(self, run_id: str, status: str, output: dict[str, Any] | None) -> None:
@@ -80,7 +91,14 @@ class RunStore:
                 "SELECT * FROM spans WHERE run_id = ? ORDER BY seq", (run_id,)
             ).fetchall()
         return [
-            Span(r["run_id"], r["seq"], r["kind"], r["name"], json.loads(r["data"]),
-                 r["started_at"], r["duration_s"])
+            Span(
+                r["run_id"],
+                r["seq"],
+                r["kind"],
+                r["name"],
+                json.loads(r["data"]),
+                r["started_at"],
+                r["duration_s"],
+            )
             for r in rows
         ]

@@ -80,7 +80,10 @@ def _row_to_record(row: sqlite3.Row, blocks: int) -> SourceRecord:
         warnings=tuple(json.loads(row["warnings"])),
     )
     return SourceRecord(
-        source=source, blocks=blocks, created_at=row["created_at"], superseded_by=row["superseded_by"]
+        source=source,
+        blocks=blocks,
+        created_at=row["created_at"],
+        superseded_by=row["superseded_by"],
     )
 
 
@@ -97,7 +100,9 @@ class SqliteStore:
         """Store a document and its blocks in one transaction; False if already stored."""
         src = document.source
         with self.lock:
-            if self.conn.execute("SELECT 1 FROM sources WHERE sha256 = ?", (src.sha256,)).fetchone():
+            if self.conn.execute(
+                "SELECT 1 FROM sources WHERE sha256 = ?", (src.sha256,)
+            ).fetchone():
                 return False
             previous = self.find_source_by_uri(src.uri)
             version = previous.source.version + 1 if previous else 1
@@ -108,11 +113,23 @@ class SqliteStore:
                     f"INSERT INTO sources ({_SOURCE_COLS.replace(', created_at', '')}) "
                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
-                        src.id, src.kind, src.title, src.uri, src.sha256, src.pages, src.lang,
-                        src.version, src.fetched_at, src.published_at, src.source_type,
-                        json.dumps(list(src.labels)), json.dumps(list(src.acl_groups)),
+                        src.id,
+                        src.kind,
+                        src.title,
+                        src.uri,
+                        src.sha256,
+                        src.pages,
+                        src.lang,
+                        src.version,
+                        src.fetched_at,
+                        src.published_at,
+                        src.source_type,
+                        json.dumps(list(src.labels)),
+                        json.dumps(list(src.acl_groups)),
                         json.dumps(list(src.warnings), ensure_ascii=False),
-                        json.dumps([section_to_dict(s) for s in document.sections], ensure_ascii=False),
+                        json.dumps(
+                            [section_to_dict(s) for s in document.sections], ensure_ascii=False
+                        ),
                         None,
                     ),
                 )
@@ -137,9 +154,15 @@ class SqliteStore:
         extra = block_to_dict(b)
         data = {k: extra[k] for k in ("table", "formula_number", "links") if k in extra}
         return (
-            b.id, b.source_id, b.kind, b.text, b.page,
+            b.id,
+            b.source_id,
+            b.kind,
+            b.text,
+            b.page,
             json.dumps(list(b.bbox)) if b.bbox else None,
-            json.dumps(list(b.section_path), ensure_ascii=False), b.order, b.lang,
+            json.dumps(list(b.section_path), ensure_ascii=False),
+            b.order,
+            b.lang,
             json.dumps(data, ensure_ascii=False),
         )
 

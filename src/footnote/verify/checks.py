@@ -21,10 +21,88 @@ Judge = Callable[[str, str], float]
 """`judge(claim, passage) -> P(passage supports claim)`."""
 
 _STOP = frozenset(
-    "a an the of in on at to for and or but is are was were be been by with from as that this "
-    "these those it its we our they their which what who how why when where do does did not no "
-    "yes than then there here can could may might will would should also such into about over "
-    "de 的 了 是 在 和 与 及 或 也 都 而 其 该 这 那 一个 我们 他们".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "and",
+        "or",
+        "but",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "by",
+        "with",
+        "from",
+        "as",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "we",
+        "our",
+        "they",
+        "their",
+        "which",
+        "what",
+        "who",
+        "how",
+        "why",
+        "when",
+        "where",
+        "do",
+        "does",
+        "did",
+        "not",
+        "no",
+        "yes",
+        "than",
+        "then",
+        "there",
+        "here",
+        "can",
+        "could",
+        "may",
+        "might",
+        "will",
+        "would",
+        "should",
+        "also",
+        "such",
+        "into",
+        "about",
+        "over",
+        "de",
+        "的",
+        "了",
+        "是",
+        "在",
+        "和",
+        "与",
+        "及",
+        "或",
+        "也",
+        "都",
+        "而",
+        "其",
+        "该",
+        "这",
+        "那",
+        "一个",
+        "我们",
+        "他们",
+    ]
 )
 
 
@@ -111,8 +189,14 @@ def check_citation(
     if missing:
         reasons["numbers"] = "not in the cited text: " + ", ".join(missing)
         return CitationCheck(
-            evidence_id, "unsupported", evidence=ev, quote=quote, quote_match=quote_match,
-            repaired_from=repaired_from, numbers_missing=missing, reasons=reasons,
+            evidence_id,
+            "unsupported",
+            evidence=ev,
+            quote=quote,
+            quote_match=quote_match,
+            repaired_from=repaired_from,
+            numbers_missing=missing,
+            reasons=reasons,
         )
     p: float | None = None
     if judge is not None:
@@ -126,8 +210,14 @@ def check_citation(
     if quote_match == "missing" and verdict == "supported":
         verdict = "weak"
     return CitationCheck(
-        evidence_id, verdict, evidence=ev, quote=quote, quote_match=quote_match,
-        repaired_from=repaired_from, judge_p=p, reasons=reasons,
+        evidence_id,
+        verdict,
+        evidence=ev,
+        quote=quote,
+        quote_match=quote_match,
+        repaired_from=repaired_from,
+        judge_p=p,
+        reasons=reasons,
     )
 
 

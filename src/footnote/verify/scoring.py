@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from footnote.textnorm import tokens
 from footnote.types import Sentence
 from footnote.verify.checks import content_tokens
-from footnote.textnorm import tokens
 
 
 def term_coverage(question: str, passage: str) -> float:

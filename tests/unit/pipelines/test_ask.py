@@ -54,14 +54,34 @@ def store(tmp_path: Path) -> SqliteStore:
     s = SqliteStore(tmp_path / "f.db")
     sha = sha256_hex(b"paper")
     blocks = [
-        Block(make_block_id(sha, 1, i, text), sha[:12], "paragraph", text, i + 1, order=i,
-              section_path=(section,))
+        Block(
+            make_block_id(sha, 1, i, text),
+            sha[:12],
+            "paragraph",
+            text,
+            i + 1,
+            order=i,
+            section_path=(section,),
+        )
         for i, (section, text) in enumerate(PARAS)
     ]
-    table = Table(header=(("Model", "F1"),), rows=(("Baseline", "71.2"), ("Ours", "78.4")),
-                  caption="Table 2: F1 on the test set")
-    blocks.append(Block(make_block_id(sha, 4, 3, table.as_text()), sha[:12], "table",
-                        table.as_text(), 4, order=3, section_path=("Results",), table=table))
+    table = Table(
+        header=(("Model", "F1"),),
+        rows=(("Baseline", "71.2"), ("Ours", "78.4")),
+        caption="Table 2: F1 on the test set",
+    )
+    blocks.append(
+        Block(
+            make_block_id(sha, 4, 3, table.as_text()),
+            sha[:12],
+            "table",
+            table.as_text(),
+            4,
+            order=3,
+            section_path=("Results",),
+            table=table,
+        )
+    )
     s.save_document(Document(Source(sha[:12], "pdf", "Paper", "/p.pdf", sha), tuple(blocks)))
     return s
 
@@ -71,18 +91,29 @@ def search_fn(store: SqliteStore):  # type: ignore[no-untyped-def]
         q = set(tokens(query))
         blocks = [b for r in store.list_sources() for b in store.iter_blocks(r.source.id)]
         scored = sorted(blocks, key=lambda b: -len(q & set(tokens(b.text))))
-        return [Hit(b, 1.0 / (i + 1)) for i, b in enumerate(scored[:k])
-                if q & set(tokens(b.text))]
+        return [Hit(b, 1.0 / (i + 1)) for i, b in enumerate(scored[:k]) if q & set(tokens(b.text))]
 
     return search
 
 
-def run(store: SqliteStore, question: str, script: Any = None, *, mode: str | None = None,
-        judge: Any = None) -> tuple[Answer, list[Event]]:
+def run(
+    store: SqliteStore,
+    question: str,
+    script: Any = None,
+    *,
+    mode: str | None = None,
+    judge: Any = None,
+) -> tuple[Answer, list[Event]]:
     settings = load_settings(store.path.parent, environ={})
     model = RoleAdapter(FakeChatModel(script)) if script is not None else None
-    deps = AskDeps(store=store, search=search_fn(store), settings=settings, compose_model=model,
-                   judge_model=model if judge else None, judge_fn=judge)
+    deps = AskDeps(
+        store=store,
+        search=search_fn(store),
+        settings=settings,
+        compose_model=model,
+        judge_model=model if judge else None,
+        judge_fn=judge,
+    )
     events: list[Event] = []
 
     async def go() -> None:
@@ -100,8 +131,11 @@ def cite(quote: str, cite_id: str, answer: str) -> str:
 
 
 def test_supported_answer_cites_the_real_block(store: SqliteStore) -> None:
-    answer, _ = run(store, "What accuracy did the model reach on SciQ?",
-                    [cite("reached an accuracy of 85% on the SciQ test set", "E1", "85% accuracy.")])
+    answer, _ = run(
+        store,
+        "What accuracy did the model reach on SciQ?",
+        [cite("reached an accuracy of 85% on the SciQ test set", "E1", "85% accuracy.")],
+    )
     assert answer.status == "answered"
     [sentence] = answer.sentences
     [c] = sentence.citations
@@ -114,8 +148,11 @@ def test_supported_answer_cites_the_real_block(store: SqliteStore) -> None:
 
 def test_fabricated_id_is_dropped_and_counted(store: SqliteStore) -> None:
     # a backend without grammars lets the model invent "E9": it never reaches the output
-    answer, events = run(store, "What accuracy did the model reach on SciQ?",
-                         [cite("reached an accuracy of 99%", "E9", "99% accuracy.")] * 3)
+    answer, events = run(
+        store,
+        "What accuracy did the model reach on SciQ?",
+        [cite("reached an accuracy of 99%", "E9", "99% accuracy.")] * 3,
+    )
     assert answer.status == "weak_evidence"
     assert answer.sentences == ()
     verdicts = [e.verdict for e in events if isinstance(e, Verification)]
@@ -142,8 +179,9 @@ def test_wrong_number_never_survives(store: SqliteStore) -> None:
 
 
 def test_model_refusal_is_weak_evidence_with_nearest_passages(store: SqliteStore) -> None:
-    answer, _ = run(store, "What accuracy did the model reach on SciQ?",
-                    [cite("", "none", "unanswerable")])
+    answer, _ = run(
+        store, "What accuracy did the model reach on SciQ?", [cite("", "none", "unanswerable")]
+    )
     assert answer.status == "weak_evidence"
     assert answer.reason and "none of it answers" in answer.reason
     assert answer.nearest
@@ -174,26 +212,40 @@ def test_extractive_mode_needs_no_model(store: SqliteStore) -> None:
 
 
 def test_table_value_cites_the_cell(store: SqliteStore) -> None:
-    answer, _ = run(store, "What F1 does Ours get in Table 2?",
-                    [cite("Ours | 78.4", "E1", "Ours gets an F1 of 78.4.")])
+    answer, _ = run(
+        store,
+        "What F1 does Ours get in Table 2?",
+        [cite("Ours | 78.4", "E1", "Ours gets an F1 of 78.4.")],
+    )
     assert answer.status == "answered"
     [c] = answer.sentences[0].citations
     assert c.evidence_id.endswith("#r2c1")
 
 
 def test_false_premise_is_corrected_with_a_citation(store: SqliteStore) -> None:
-    answer, _ = run(store, "Why did the model reach 95% accuracy on SciQ?",
-                    [cite("reached an accuracy of 85% on the SciQ test set", "E1",
-                          "The model reached 85% accuracy on SciQ.")])
+    answer, _ = run(
+        store,
+        "Why did the model reach 95% accuracy on SciQ?",
+        [
+            cite(
+                "reached an accuracy of 85% on the SciQ test set",
+                "E1",
+                "The model reached 85% accuracy on SciQ.",
+            )
+        ],
+    )
     assert answer.status == "answered"
     assert "95%" in answer.sentences[0].text and "85%" in answer.sentences[0].text
     assert answer.sentences[0].citations
 
 
 def test_judge_verdict_decides_weak(store: SqliteStore) -> None:
-    answer, _ = run(store, "What accuracy did the model reach on SciQ?",
-                    [cite("reached an accuracy of 85% on the SciQ test set", "E1", "85% accuracy.")] * 3,
-                    judge=lambda model, claim, passage, **kw: 0.4)
+    answer, _ = run(
+        store,
+        "What accuracy did the model reach on SciQ?",
+        [cite("reached an accuracy of 85% on the SciQ test set", "E1", "85% accuracy.")] * 3,
+        judge=lambda model, claim, passage, **kw: 0.4,
+    )
     assert answer.status == "weak_evidence"
     assert answer.sentences[0].marked_insufficient
     assert answer.sentences[0].citations[0].verdict == "weak"

@@ -12,10 +12,21 @@ def make_doc(content: bytes, uri: str = "/papers/a.pdf") -> Document:
     blocks = []
     for i, text in enumerate(texts):
         kind = "heading" if i == 0 else ("table" if i == 3 else "paragraph")
-        table = Table(header=(("a", "b"),), rows=(("1", "2"),), caption="Table 1") if i == 3 else None
+        table = (
+            Table(header=(("a", "b"),), rows=(("1", "2"),), caption="Table 1") if i == 3 else None
+        )
         blocks.append(
-            Block(make_block_id(sha, 1, i, text), sid, kind, text, 1, order=i,
-                  section_path=("Intro",), bbox=(1.0, 2.0, 3.0, 4.0), table=table)
+            Block(
+                make_block_id(sha, 1, i, text),
+                sid,
+                kind,
+                text,
+                1,
+                order=i,
+                section_path=("Intro",),
+                bbox=(1.0, 2.0, 3.0, 4.0),
+                table=table,
+            )
         )
     source = Source(sid, "pdf", "A paper", uri, sha)
     sections = (Section("Intro", 1, block_ids=tuple(b.id for b in blocks)),)
