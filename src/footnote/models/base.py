@@ -125,8 +125,12 @@ class Embedder(Protocol):
     """A sentence-embedding backend; vectors are L2-normalised float32."""
 
     name: str
-    dim: int
     external: bool
+
+    @property
+    def dim(self) -> int:
+        """Vector size (a plain attribute satisfies this)."""
+        ...
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         """Embed passages, shape (len(texts), dim)."""

@@ -55,7 +55,9 @@ class FakeChatModel:
 
     external = False
 
-    def __init__(self, script: Script, *, name: str = "fake:chat", caps: Capabilities | None = None):
+    def __init__(
+        self, script: Script, *, name: str = "fake:chat", caps: Capabilities | None = None
+    ) -> None:
         self.name = name
         self._script = script
         self._i = 0
@@ -90,7 +92,8 @@ class FakeChatModel:
         """The next scripted reply."""
         text = self._next(messages)
         tokens_in = sum(self.count_tokens(m.content) for m in messages)
-        return Completion(text, tokens_in=tokens_in, tokens_out=self.count_tokens(text), model=self.name)
+        tokens_out = self.count_tokens(text)
+        return Completion(text, tokens_in=tokens_in, tokens_out=tokens_out, model=self.name)
 
     def stream(
         self,
@@ -101,8 +104,7 @@ class FakeChatModel:
         stop: Sequence[str] = (),
     ) -> Iterator[str]:
         """The next scripted reply, word by word."""
-        for piece in re.findall(r"\S+\s*", self._next(messages)):
-            yield piece
+        yield from re.findall(r"\S+\s*", self._next(messages))
 
     def count_tokens(self, text: str) -> int:
         """Whitespace tokens plus CJK characters."""

@@ -1,0 +1,15 @@
+"""The `footnote` command line: thin commands over `Workspace`; `--json` for scripts.
+
+Each module registers its commands on the shared `app` when imported here.
+"""
+
+from footnote.cli import asking, documents, settings  # noqa: F401  (registers commands)
+from footnote.cli.common import app
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,164 @@
+"""Commands that answer: ask, and the demo that ingests and asks the example papers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from footnote.cli.common import (
+    EXAMPLES_DIR,
+    JsonOpt,
+    WorkspaceOpt,
+    _fail,
+    _print_json,
+    _progress,
+    _workspace,
+    app,
+    err,
+    out,
+)
+from footnote.cli.documents import _render_report, _render_tree
+from footnote.workspace import Workspace
+
+
+# -- ask ----------------------------------------------------------------------------------
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in English or Chinese.")],
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source", "-s", help="Limit to this source (id or ingested path; repeatable)."
+        ),
+    ] = None,
+    library: Annotated[
+        bool, typer.Option("--library", help="Search the whole library (default).")
+    ] = False,
+    mode: Annotated[
+        str | None,
+        typer.Option(help="Compose mode: auto, cite, attach or extractive (default from config)."),
+    ] = None,
+    trace: Annotated[bool, typer.Option("--trace", help="Show the pipeline's events.")] = False,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer a question with footnotes that were checked, or say honestly why not."""
+    if source and library:
+        _fail(ValueError("give either --source or --library, not both"))
+    with _workspace(workspace) as ws:
+        answer_json = asyncio.run(_ask(ws, question, source or [], mode, trace, as_json))
+    if as_json:
+        _print_json(answer_json)
+
+
+async def _ask(
+    ws: Workspace, question: str, sources: list[str], mode: str | None, trace: bool, quiet: bool
+) -> dict[str, Any]:
+    from footnote.events import Final, Status, event_data
+
+    run_id = None
+    final: dict[str, Any] = {}
+    events = ws.ask(question, sources=sources, mode=mode)
+    async for event in events:
+        if trace and not quiet:
+            err.print(
+                f"[dim]{event.type:<13}[/] {escape(json.dumps(event_data(event), ensure_ascii=False, default=str)[:300])}"
+            )
+        elif isinstance(event, Status) and not quiet:
+            err.print(f"[dim]… {escape(event.message)}[/]")
+        if isinstance(event, Final):
+            from footnote.store.codec import answer_to_dict
+
+            final = answer_to_dict(event.answer)
+    run_id = ws.last_run_id
+    final["run_id"] = run_id
+    if not quiet:
+        render_answer(final)
+    return final
+
+
+def render_answer(a: dict[str, Any]) -> None:
+    """Print an answer with footnote markers, its evidence board and support score."""
+    board = {c["id"]: i + 1 for i, c in enumerate(a["evidence_board"])}
+    status_style = {"answered": "green", "weak_evidence": "yellow"}.get(a["status"], "red")
+    out.print()
+    if a["sentences"]:
+        parts = []
+        for s in a["sentences"]:
+            marks = "".join(f"[{board[c['id']]}]" for c in s["citations"] if c["id"] in board)
+            text = escape(s["text"]) + (f"[cyan]{escape(marks)}[/]" if marks else "")
+            if s["insufficient"]:
+                text = f"[yellow]{text} (insufficiently supported)[/]"
+            parts.append(text)
+        out.print(" ".join(parts))
+    if a["reason"]:
+        out.print(f"[{status_style}]{escape(a['reason'])}[/]")
+    out.print(
+        f"[dim]status[/] [{status_style}]{a['status']}[/]  "
+        f"[dim]support score[/] {a['support_score']:.2f}  "
+        f"[dim]{a['usage']['model_calls']} model calls, {a['usage']['tokens_in']}+"
+        f"{a['usage']['tokens_out']} tokens, {a['usage']['seconds']:.1f} s[/]"
+    )
+    if a["evidence_board"]:
+        table = RichTable(title="Evidence", show_lines=True)
+        for col in ("#", "page", "section", "verdict", "quote", "id"):
+            table.add_column(col, overflow="fold")
+        for c in a["evidence_board"]:
+            verdict_style = {"supported": "green", "weak": "yellow"}.get(c["verdict"], "red")
+            table.add_row(
+                str(board[c["id"]]),
+                str(c["page"]),
+                escape(" › ".join(c["section"][-2:])),
+                f"[{verdict_style}]{c['verdict']}[/]",
+                escape(c["quote"][:200]),
+                c["id"],
+            )
+        out.print(table)
+    if a["nearest"]:
+        out.print("[dim]Nearest passages:[/]")
+        for n in a["nearest"]:
+            out.print(f"  [cyan]{n['id']}[/] p{n['page']} {escape(n['text'][:160])}")
+
+
+# -- demo ---------------------------------------------------------------------------------
+DEMO_QUESTIONS = (
+    "How many nodes does the Semantic Scholar literature graph have?",
+    "What loss function is SPECTER trained with?",
+    "逐条核查把引用准确率提高到了多少？",
+    "Which GPU was used to train the entity linking model?",
+)
+
+
+@app.command()
+def demo(
+    workspace: WorkspaceOpt = None,
+    questions: Annotated[
+        bool, typer.Option(help="Ask the example questions after ingesting.")
+    ] = True,
+) -> None:
+    """Ingest the bundled example papers, show what was parsed, then ask them a few questions."""
+    if not EXAMPLES_DIR.is_dir():
+        _fail(FileNotFoundError(f"example papers not found at {EXAMPLES_DIR}"))
+    with _workspace(workspace) as ws:
+        with _progress(True) as progress:
+            report = ws.ingest([EXAMPLES_DIR], progress=progress)
+        _render_report(report)
+        for r in report.results:
+            if r.source:
+                doc = ws.store.get_document(r.source.id)
+                if doc:
+                    out.print(_render_tree(doc.sections, doc.source.title))
+        if report.failed:
+            raise typer.Exit(1)
+        if questions:
+            out.print(
+                "\n[bold]Asking the example papers (the last question has no answer in them)[/]"
+            )
+            for question in DEMO_QUESTIONS:
+                out.rule(f"[bold]{escape(question)}[/]")
+                asyncio.run(_ask(ws, question, [], None, False, False))
