@@ -1,0 +1,199 @@
+"""PDF ingestion on real PDFs: generated fixtures and (marked `shared`) real papers."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from footnote.config import IngestSettings
+from footnote.errors import EncryptedDocument, IngestError, UnsupportedInput
+from footnote.ingest import parse_file
+from footnote.types import Document
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_PDFS = REPO.parent / "shared" / "data" / "sci-pdfs" / "pdfs"
+SETTINGS = IngestSettings()
+
+
+def _load_makers() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("make_pdfs", REPO / "tests/data/make_pdfs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+pytest.importorskip("reportlab", reason="reportlab (test dependency) generates the PDFs")
+MAKE = _load_makers()
+
+
+@pytest.fixture(scope="module")
+def pdfs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("pdfs")
+    return {name: make(out / f"{name}.pdf") for name, make in MAKE.ALL.items()}
+
+
+def _texts(doc: Document) -> list[str]:
+    return [b.text for b in doc.blocks]
+
+
+def _index(doc: Document, needle: str) -> int:
+    return next(i for i, b in enumerate(doc.blocks) if needle in b.text)
+
+
+def test_two_column_order_headers_and_page_numbers(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["two_column"], SETTINGS)
+    text = "\n".join(_texts(doc))
+    assert doc.source.pages == 3 and doc.source.kind == "pdf"
+    assert "Journal of Layout Tests" not in text
+    assert not any(b.text.strip().isdigit() for b in doc.blocks)
+    assert doc.blocks[0].kind == "heading" and doc.blocks[0].text.startswith("A Study")
+    for page in (1, 2, 3):
+        left = _index(doc, f"P{page}.2 A second left paragraph")
+        right = _index(doc, f"P{page}.0 The right column starts")
+        assert left < right
+    assert _index(doc, "P1.2 Another right") < _index(doc, "P2.0 The left column")
+    para = doc.blocks[_index(doc, "P1.0 The left column")]
+    assert para.text.endswith("ends right here.")
+    assert para.section_path == ("1.1 Left Section",)
+    assert para.bbox is not None and para.bbox[1] < para.bbox[3] < 842
+    assert para.bbox[1] > 100  # top-left origin: near the top of the page
+
+
+def test_hyphenation_and_ligatures(pdfs: dict[str, Path]) -> None:
+    text = " ".join(_texts(parse_file(pdfs["hyphen_ligature"], SETTINGS)))
+    assert "information from" in text and "infor-" not in text
+    assert "state-of-the-art" in text
+    if MAKE.DEJAVU.exists():
+        assert "find the flow of effort and the office" in text
+
+
+def test_ruled_table_with_caption(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["ruled_table"], SETTINGS)
+    table = next(b for b in doc.blocks if b.kind == "table")
+    assert table.table is not None
+    assert table.table.header == (("Model", "Accuracy", "F1", "Params"),)
+    assert table.table.rows[2] == ("Gamma", "93.4", "90.7", "1.3B")
+    assert table.table.caption == "Table 1: Accuracy of the models."
+    assert table.text == table.table.as_text()
+    assert any(b.kind == "caption" and b.text.startswith("Table 1") for b in doc.blocks)
+
+
+def test_numbered_formula(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["formula"], SETTINGS)
+    formula = next(b for b in doc.blocks if b.kind == "formula")
+    assert formula.formula_number == "1" and "L(w)" in formula.text
+    assert [b.kind for b in doc.blocks] == ["paragraph", "formula", "paragraph"]
+
+
+def test_references_split_and_linked(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["references"], SETTINGS)
+    refs = [b for b in doc.blocks if b.kind == "reference"]
+    assert [r.text[:3] for r in refs] == ["[1]", "[2]", "[3]"]
+    assert "Proceedings of the Conference" in refs[0].text
+    assert all(r.section_path == ("References",) for r in refs)
+    para = next(b for b in doc.blocks if "Prior work" in b.text)
+    assert para.links == (refs[0].id, refs[1].id, refs[2].id)
+
+
+def test_chinese_pdf(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["chinese"], SETTINGS)
+    assert doc.source.lang == "zh"
+    heads = [b.text for b in doc.blocks if b.kind == "heading"]
+    assert heads == ["第一章 引言", "第二章 方法"]
+    para = doc.blocks[1]
+    assert para.lang == "zh" and para.section_path == ("第一章 引言",)
+    assert "组成。本文研究" in para.text and " " not in para.text
+
+
+def test_encrypted_pdf(pdfs: dict[str, Path]) -> None:
+    with pytest.raises(EncryptedDocument, match="pass --password"):
+        parse_file(pdfs["encrypted"], SETTINGS)
+    with pytest.raises(EncryptedDocument, match="wrong password"):
+        parse_file(pdfs["encrypted"], SETTINGS, password="nope")
+    doc = parse_file(pdfs["encrypted"], SETTINGS, password="secret")
+    assert "confidential text" in doc.blocks[0].text
+    doc2 = parse_file(pdfs["encrypted"], IngestSettings(pdf_password="secret"))
+    assert doc2.blocks[0].text == doc.blocks[0].text
+
+
+@pytest.mark.parametrize("name", ["truncated", "not_a_pdf"])
+def test_broken_pdfs_raise_ingest_errors(pdfs: dict[str, Path], name: str) -> None:
+    with pytest.raises(UnsupportedInput):
+        parse_file(pdfs[name], SETTINGS)
+
+
+def test_corrupt_body_is_an_ingest_error(tmp_path: Path) -> None:
+    p = tmp_path / "corrupt.pdf"
+    p.write_bytes(b"%PDF-1.7\n" + b"\x00garbage" * 200 + b"\n%%EOF\n")
+    with pytest.raises(IngestError):
+        parse_file(p, SETTINGS)
+
+
+def test_page_limit(pdfs: dict[str, Path]) -> None:
+    with pytest.raises(UnsupportedInput, match="max_pages"):
+        parse_file(pdfs["two_column"], IngestSettings(max_pages=2))
+
+
+def test_image_only_pdf_warns(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["image_only"], SETTINGS)
+    assert doc.blocks == ()
+    assert doc.source.warnings == ("no text layer on pages 1–3: needs OCR",)
+
+
+def test_stable_ids(pdfs: dict[str, Path]) -> None:
+    a = parse_file(pdfs["two_column"], SETTINGS)
+    b = parse_file(pdfs["two_column"], SETTINGS)
+    assert [x.id for x in a.blocks] == [x.id for x in b.blocks]
+    assert len({x.id for x in a.blocks}) == len(a.blocks)
+
+
+def _shared(name: str) -> Path:
+    path = SHARED_PDFS / name
+    if not path.exists():
+        pytest.skip(f"shared data not present: {path}")
+    return path
+
+
+@pytest.mark.shared
+def test_real_paper_structure() -> None:
+    doc = parse_file(_shared("N18-3011.pdf"), SETTINGS)
+    heads = [b.text for b in doc.blocks if b.kind == "heading"]
+    assert doc.source.title == "Construction of the Literature Graph in Semantic Scholar"
+    for h in ("Abstract", "1 Introduction", "2.1 Node Types", "6 Conclusion and Future Work",
+              "References"):
+        assert h in heads
+    refs = [b for b in doc.blocks if b.kind == "reference"]
+    assert len(refs) >= 20
+    assert sum(1 for b in doc.blocks if b.links) >= 10
+    tables = [b for b in doc.blocks if b.kind == "table"]
+    assert any(t.table and t.table.caption.startswith("Table 1") for t in tables)
+    assert not any("Proceedings of NAACL-HLT" in b.text for b in doc.blocks if b.page > 1)
+
+
+@pytest.mark.shared
+def test_garbled_text_layer_is_flagged() -> None:
+    doc = parse_file(_shared("olmo-page-1.pdf"), SETTINGS)
+    assert any("garbled" in w for w in doc.source.warnings)
+
+
+@pytest.mark.shared
+def test_chinese_paper() -> None:
+    doc = parse_file(_shared("elegantpaper-cn.pdf"), SETTINGS)
+    assert doc.source.lang == "zh"
+    assert any(b.kind == "heading" for b in doc.blocks)
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_all_shared_pdfs_parse() -> None:
+    if not SHARED_PDFS.exists():
+        pytest.skip(f"shared data not present: {SHARED_PDFS}")
+    for path in sorted(SHARED_PDFS.glob("*.pdf")):
+        doc = parse_file(path, SETTINGS)
+        assert doc.source.pages >= 1
+
+
