@@ -237,6 +237,123 @@ class ServerSettings(_Section):
         "", description="Redis URL for the message window; empty: in-process cache."
     )
     max_upload_mb: float = Field(50.0, gt=0, description="Largest accepted upload in MiB.")
+    sse_ping_s: float = Field(
+        15.0, gt=0, description="Seconds between SSE heartbeat comments on an idle stream."
+    )
+    local_user: str = Field(
+        "local",
+        description="User id of every request when no API key exists (embedded single-user mode).",
+    )
+
+
+class ChatSettings(_Section):
+    """Conversations: question rewriting, memory and the recent-message window."""
+
+    history_turns: int = Field(8, ge=0, description="Recent turns kept verbatim in the memory.")
+    memory_tokens: int = Field(
+        1500, ge=100, description="Token budget of the summary plus the verbatim turns."
+    )
+    summary_tokens: int = Field(200, ge=20, description="Longest running summary, in tokens.")
+    rewrite: str = Field(
+        "auto",
+        pattern="^(auto|always|never)$",
+        description="Rewrite follow-ups into standalone questions: `auto` only when the question "
+        "has pronoun or ellipsis cues, `always`, or `never`.",
+    )
+    rewrite_role: str = Field(
+        "summarise",
+        pattern="^(summarise|understand)$",
+        description="Model role that rewrites follow-up questions.",
+    )
+    window_messages: int = Field(
+        20, ge=1, description="Messages per session kept in the Redis / in-process window."
+    )
+    window_ttl_s: int = Field(3600, ge=1, description="Seconds a session's window lives unused.")
+    window_sessions: int = Field(
+        10_000, ge=1, description="Sessions held by the in-process window (LRU) when no Redis."
+    )
+
+
+class AgentSettings(_Section):
+    """The ReAct agent loop (`mode: agent`)."""
+
+    role: str = Field("compose", description="Model role that drives the agent loop.")
+    max_steps: int = Field(6, ge=1, le=50, description="Tool-using steps before the loop stops.")
+    max_retries: int = Field(3, ge=0, description="Retries of one failing tool call.")
+    max_tokens: int = Field(12_000, ge=100, description="Token budget of one agent run.")
+    max_seconds: float = Field(180.0, gt=0, description="Wall-clock budget of one agent run.")
+    tool_cache_ttl_s: float = Field(
+        300.0, ge=0, description="Seconds a tool result is reused for the same arguments (0: off)."
+    )
+
+
+class EvalSettings(_Section):
+    """The evaluation harness (`footnote eval`)."""
+
+    parallel: int = Field(
+        1, ge=1, le=32, description="Cases run at once (1: the embedded model is single-instance)."
+    )
+    judge_citations: bool = Field(
+        True,
+        description="Also judge every output citation with the `judge` role (ALCE-style citation "
+        "precision/recall); the deterministic checks are always scored.",
+    )
+    data_dir: str = Field(
+        "",
+        description="Folder of the shared datasets used by named loaders (`qasper-leval`, `paperqa` "
+        "…). Empty: `../shared/data` next to the source checkout, then `./shared/data`.",
+    )
+    cache_dir: str = Field(
+        "",
+        description="Where papers given as text are written as files before ingestion. Empty: "
+        "`<workspace>/eval-cache`.",
+    )
+    calibration_buckets: int = Field(
+        5, ge=2, le=20, description="Equal-width support-score buckets in the calibration table."
+    )
+
+
+class GraphSettings(_Section):
+    """Graph question answering (text to Cypher) and the graph stores."""
+
+    dir: str = Field("", description="Folder of graphs. Empty: `<workspace>/graphs`.")
+    url: str = Field(
+        "",
+        description="Graph backend: empty for embedded LadybugDB (`<dir>/<name>/db.lbug`), or "
+        "`falkor://host:port` for a FalkorDB server (needs the `falkordb` extra).",
+    )
+    row_limit: int = Field(200, ge=1, description="Most result rows kept from one query.")
+    timeout_s: float = Field(10.0, gt=0, description="Per-query timeout in seconds.")
+    understand: str = Field(
+        "auto",
+        pattern="^(auto|rules|model)$",
+        description="Understand questions with the `understand` role (`model`), with rules over "
+        "intent keywords and entity names (`rules`), or the model when bound (`auto`).",
+    )
+    answer: str = Field(
+        "auto",
+        pattern="^(auto|template|model)$",
+        description="Compose answers from rows with the `compose` role (`model`), deterministic "
+        "templates (`template`), or the model when bound (`auto`).",
+    )
+    min_confidence: float = Field(
+        0.5, ge=0, le=1, description="Below this intent confidence, ask a clarifying question."
+    )
+    retries: int = Field(
+        1, ge=0, le=3, description="Retries of the `cypher` role with the error before fallback."
+    )
+    min_cosine: float = Field(
+        0.83, ge=-1, le=1, description="Least cosine for a vector entity match (e5 scale)."
+    )
+    ambiguity_margin: float = Field(
+        0.015, ge=0, description="Vector candidates this close to the best one are ambiguous."
+    )
+    answer_rows: int = Field(10, ge=1, description="Rows shown to the answer composer.")
+    data_dir: str = Field(
+        "",
+        description="Folder of the shared datasets for `graph demo` (neo4j-example-graphs). "
+        "Empty: `../shared/data` next to the source checkout, then `./shared/data`.",
+    )
 
 
 class Settings(_Section):
@@ -252,6 +369,10 @@ class Settings(_Section):
     ask: AskSettings = Field(default_factory=AskSettings, description="Question answering.")
     verify: VerifySettings = Field(default_factory=VerifySettings, description="Checks.")
     server: ServerSettings = Field(default_factory=ServerSettings, description="HTTP service.")
+    graph: GraphSettings = Field(default_factory=GraphSettings, description="Graph QA.")
+    chat: ChatSettings = Field(default_factory=ChatSettings, description="Conversations.")
+    agent: AgentSettings = Field(default_factory=AgentSettings, description="Agent loop.")
+    eval: EvalSettings = Field(default_factory=EvalSettings, description="Evaluation harness.")
 
     @property
     def store_url(self) -> str:

@@ -378,7 +378,7 @@ class AskPipeline:
 
         def judge(claim: str, passage: str) -> float:
             with self.trace.span("model", "judge", role="judge", claim=claim) as span:
-                p = float(judge_fn(model, claim, passage, labels=labels))
+                p = float(judge_fn(model, claim, passage, labels=labels, run_id=self.trace.run_id))
                 span["p_yes"] = p
             return p
 
