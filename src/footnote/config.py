@@ -148,7 +148,9 @@ class RetrievalSettings(_Section):
     k: int = Field(8, ge=1, le=200, description="Number of hits returned by default.")
     candidates: int = Field(50, ge=1, description="Candidates fetched per method before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
-    vector_weight: float = Field(1.0, ge=0, description="Weight of the vector ranking in fusion.")
+    vector_weight: float = Field(
+        2.0, ge=0, description="Weight of the vector ranking in fusion (2: measured best on QASPER)."
+    )
     lexical_weight: float = Field(1.0, ge=0, description="Weight of the lexical ranking in fusion.")
     mmr_lambda: float = Field(
         0.8, ge=0, le=1, description="Maximal-marginal-relevance trade-off (1: relevance only)."

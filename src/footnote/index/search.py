@@ -1,0 +1,149 @@
+"""Hybrid search: lexical + vector candidates, fusion, optional rerank, MMR, context."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from footnote.config import RetrievalSettings
+from footnote.errors import UsageError
+from footnote.index.base import LexicalBackend, Reranker, VectorBackend
+from footnote.index.filters import SearchFilters
+from footnote.index.fusion import Fused, linear, mmr, rrf
+from footnote.index.lexical import SqliteLexical
+from footnote.index.vectors import SqliteVectors
+from footnote.models.base import Embedder
+from footnote.store import SqliteStore
+from footnote.types import Hit
+
+METHODS = ("lexical", "vector")
+
+
+class Searcher:
+    """Answers `search` over the store's indexed blocks."""
+
+    def __init__(
+        self,
+        store: SqliteStore,
+        embedder: Embedder,
+        settings: RetrievalSettings,
+        index_dir: Path,
+        *,
+        reranker: Reranker | None = None,
+        lexical: LexicalBackend | None = None,
+        vectors: VectorBackend | None = None,
+    ) -> None:
+        self.store, self.embedder, self.settings = store, embedder, settings
+        self.reranker = reranker
+        self.lexical = lexical or SqliteLexical(store)
+        self.vectors = vectors or SqliteVectors(
+            store, embedder.name, embedder.dim, settings, index_dir
+        )
+
+    def search(
+        self,
+        query: str,
+        *,
+        k: int | None = None,
+        filters: SearchFilters | None = None,
+        methods: Sequence[str] = METHODS,
+        expand: bool = True,
+        mmr_enabled: bool = True,
+    ) -> list[Hit]:
+        """Top-k hits. Every filter (ACL included) is applied inside each method's query."""
+        unknown = set(methods) - set(METHODS)
+        if unknown or not methods:
+            raise UsageError(f"unknown search methods {sorted(unknown)}; use {METHODS}")
+        k = k or self.settings.k
+        n = max(self.settings.candidates, k)
+        f = filters or SearchFilters()
+        rankings: dict[str, list[tuple[int, float]]] = {}
+        if "lexical" in methods:
+            rankings["lexical"] = self.lexical.search(query, n, f)
+        if "vector" in methods and query.strip():
+            rankings["vector"] = self.vectors.search(self.embedder.embed_query(query), n, f)
+        weights = {"lexical": self.settings.lexical_weight, "vector": self.settings.vector_weight}
+        if self.settings.fusion == "linear":
+            fused = linear(rankings, weights)
+        else:
+            fused = rrf(rankings, weights, self.settings.rrf_k)
+        pool = n if self._reranking else k
+        if mmr_enabled and len(fused) > 1:
+            vecs = self.vectors.vectors([x.key for x in fused])
+            fused = mmr(fused, vecs, pool, self.settings.mmr_lambda, self.settings.duplicate_cosine)
+        hits = self._hits(query, fused, pool)
+        if self._reranking and self.reranker is not None:
+            hits = self.reranker(query, hits)
+        hits = hits[:k]
+        return self._expand(hits) if expand else hits
+
+    @property
+    def _reranking(self) -> bool:
+        return self.reranker is not None and self.settings.rerank
+
+    def _hits(self, query: str, fused: list[Fused], rerank_pool: int) -> list[Hit]:
+        fused = fused[:rerank_pool]
+        ids = self.lexical.block_ids([x.key for x in fused])
+        blocks = self.store.get_blocks(list(ids.values()))
+        marked = self.lexical.highlight(query, [x.key for x in fused])
+        out = []
+        for x in fused:
+            block = blocks.get(ids.get(x.key, ""))
+            if block is None:
+                continue
+            out.append(
+                Hit(
+                    block,
+                    x.score,
+                    scores=dict(x.scores),
+                    ranks=dict(x.ranks),
+                    snippet=marked.get(x.key, block.text),
+                )
+            )
+        return out
+
+    def _expand(self, hits: list[Hit]) -> list[Hit]:
+        """Attach each hit's section heading and `neighbours` adjacent blocks (two queries)."""
+        if not hits:
+            return hits
+        r = self.settings.neighbours
+        conds = " OR ".join(["(source_id = ? AND ord BETWEEN ? AND ?)"] * len(hits))
+        heads = " UNION ALL ".join(
+            [
+                "SELECT ?, (SELECT id FROM blocks WHERE source_id = ? AND ord < ? "
+                "AND kind = 'heading' ORDER BY ord DESC LIMIT 1)"
+            ]
+            * len(hits)
+        )
+        near_params: list[object] = []
+        head_params: list[object] = []
+        for h in hits:
+            b = h.block
+            near_params += [b.source_id, b.order - r, b.order + r]
+            head_params += [b.id, b.source_id, b.order]
+        with self.store.lock:
+            near = self.store.conn.execute(
+                f"SELECT id, source_id, ord FROM blocks WHERE {conds}", near_params
+            ).fetchall()
+            head_of = dict(self.store.conn.execute(heads, head_params).fetchall())
+        wanted = {row[0] for row in near} | {v for v in head_of.values() if v}
+        blocks = self.store.get_blocks(sorted(wanted))
+        out = []
+        for h in hits:
+            b = h.block
+            ids = {i for i, sid, o in near if sid == b.source_id and abs(o - b.order) <= r}
+            if b.kind != "heading" and head_of.get(b.id):
+                ids.add(head_of[b.id])
+            ids.discard(b.id)
+            ctx = sorted((blocks[i] for i in ids if i in blocks), key=lambda x: x.order)
+            out.append(
+                Hit(
+                    b,
+                    h.score,
+                    scores=h.scores,
+                    ranks=h.ranks,
+                    snippet=h.snippet,
+                    context=tuple(ctx),
+                )
+            )
+        return out
