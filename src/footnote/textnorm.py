@@ -90,7 +90,7 @@ _SCALES: dict[str, float] = {
     "万亿": 1e12,
 }
 _NUMBER = re.compile(
-    r"(?<![\w.])(?P<num>[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?)"
+    r"(?<![A-Za-z0-9_.])(?P<num>[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?)"
     r"\s*(?P<scale>thousand|million|billion|trillion|bn|mn|万亿|百万|千万|[kmb万萬亿億千](?![a-z]))?"
     r"\s*(?P<pct>%|percent|per cent|个百分点|百分点)?",
     re.IGNORECASE,

@@ -33,3 +33,8 @@ def test_unmatched_numbers() -> None:
     assert unmatched_numbers("Accuracy reached 95%.", evidence) == ["95%"]
     assert unmatched_numbers("准确率从62%提高到91%", evidence) == []
     assert unmatched_numbers("Accuracy was 0.91.", "accuracy 91%") == []
+
+
+def test_numbers_right_after_cjk_characters() -> None:
+    assert [q.value for q in quantities("训练用了120万条样本")] == [1_200_000.0]
+    assert unmatched_numbers("准确率为91%", "生成并逐条核查 | 91% | 0%") == []
