@@ -121,6 +121,66 @@ class Done:
     type: Literal["done"] = "done"
 
 
+@dataclass(frozen=True)
+class Intent:
+    """Graph QA: the understood intent, entity mentions and the standalone question."""
+
+    intent: str
+    confidence: float
+    question: str
+    _: KW_ONLY
+    mentions: list[str] = field(default_factory=list)
+    constraints: list[dict[str, Any]] = field(default_factory=list)
+    method: str = "rules"
+    type: Literal["intent"] = "intent"
+
+
+@dataclass(frozen=True)
+class Entities:
+    """Graph QA: mentions aligned to node keys (`ambiguous` ones lead to a clarifying question)."""
+
+    aligned: list[dict[str, Any]]
+    _: KW_ONLY
+    ambiguous: list[dict[str, Any]] = field(default_factory=list)
+    type: Literal["entities"] = "entities"
+
+
+@dataclass(frozen=True)
+class CypherEvent:
+    """Graph QA: a candidate query (`source`: template, model, retry, fallback)."""
+
+    cypher: str
+    params: dict[str, Any]
+    _: KW_ONLY
+    source: str = "template"
+    attempt: int = 1
+    type: Literal["cypher"] = "cypher"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Graph QA: the guard's verdict on the candidate query."""
+
+    ok: bool
+    _: KW_ONLY
+    reasons: list[str] = field(default_factory=list)
+    cypher: str = ""
+    injected: list[str] = field(default_factory=list)
+    type: Literal["guard"] = "guard"
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Graph QA: the result rows, each addressable as evidence id `row:<n>`."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    _: KW_ONLY
+    truncated: bool = False
+    seconds: float = 0.0
+    type: Literal["rows"] = "rows"
+
+
 Event = (
     Status
     | Thinking
@@ -133,6 +193,11 @@ Event = (
     | Final
     | Error
     | Done
+    | Intent
+    | Entities
+    | CypherEvent
+    | Guard
+    | Rows
 )
 
 

@@ -22,8 +22,9 @@ from footnote.types import Block, Document, Source
 
 if TYPE_CHECKING:
     from footnote.index import Indexer, Searcher
-    from footnote.models import ModelRoles
+    from footnote.models import ModelRoles, RoleModel
     from footnote.models.base import Embedder
+    from footnote.pipelines.graph_qa import GraphQAPipeline
 
 Outcome = Literal["added", "new_version", "unchanged", "failed"]
 
@@ -300,6 +301,30 @@ class Workspace:
                 runs.finish(trace.run_id, final["status"] if final else "cancelled", final)
 
         return events()
+
+    def graph(self, name: str) -> GraphQAPipeline:
+        """The graph QA pipeline over graph `name`, wired with this workspace's models."""
+        from footnote.pipelines.graph_io import GraphCatalog, entity_index
+        from footnote.pipelines.graph_qa import GraphDeps, GraphQAPipeline
+
+        cfg, roles = self.settings.graph, self.models
+        catalog = GraphCatalog(cfg, self.dir)
+        store = catalog.open(name)
+
+        def role(r: str, off: bool = False) -> RoleModel | None:
+            return roles.chat(r) if roles.is_bound(r) and not off else None
+
+        embedder = roles.embedder() if roles.is_bound("embed") else None
+        deps = GraphDeps(
+            store=store,
+            index=entity_index(store, embedder, cfg, catalog.folder(name) / "cache"),
+            settings=cfg,
+            understand_model=role("understand", cfg.understand == "rules"),
+            cypher_model=role("cypher"),
+            fallback_model=role("cypher_fallback"),
+            answer_model=role("compose", cfg.answer == "template"),
+        )
+        return GraphQAPipeline(deps)
 
     def delete_source(self, ref: str) -> Source:
         """Delete a source, its blocks and its index entries."""

@@ -178,8 +178,8 @@ class AskPipeline:
                         reasons=c.reasons,
                     )
             builder.add_round(draft, checks)
-            if builder.has_supported() or mode != "cite":
-                break
+            if builder.has_supported() or mode != "cite" or draft.raw == previous:
+                break  # done, nothing to revise, or the model repeated itself
             feedback, previous = builder.feedback(), draft.raw
         answer = builder.build(nearest=nearest, usage=self._usage(started))
         for i, sentence in enumerate(answer.sentences):

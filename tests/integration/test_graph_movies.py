@@ -1,0 +1,100 @@
+"""Graph QA end to end on a real LadybugDB holding the movies demo graph (shared data)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from footnote.cli import app
+from footnote.config import GraphSettings
+from footnote.index.cypher_guard import GraphGuard, Principal
+from footnote.models.fake import FakeChatModel, HashEmbedder
+from footnote.models.ledger import Ledger
+from footnote.models.roles import RoleModel
+from footnote.pipelines.graph_io import GraphCatalog, demo_data_dir, entity_index
+from footnote.pipelines.graph_qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.store.graph_base import GraphQueryError
+
+try:
+    demo_data_dir(GraphSettings())
+    HAVE_DATA = True
+except Exception:
+    HAVE_DATA = False
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.shared,
+    pytest.mark.skipif(not HAVE_DATA, reason="../shared/data/neo4j-example-graphs is absent"),
+]
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ws")
+    res = runner.invoke(app, ["graph", "demo", "movies", "-w", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["counts"]["Movie"] == 38
+    return path
+
+
+def ask_json(ws: Path, question: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    for role in ("UNDERSTAND", "CYPHER", "COMPOSE", "EMBED"):
+        monkeypatch.setenv(f"FOOTNOTE_MODELS__{role}__URL", "")
+    res = runner.invoke(app, ["graph", "ask", "movies", question, "-w", str(ws), "--json"])
+    assert res.exit_code == 0, res.output
+    data: dict[str, object] = json.loads(res.stdout)
+    return data
+
+
+def test_template_path_through_the_cli(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = ask_json(ws, "Who directed The Matrix?", monkeypatch)
+    assert data["status"] == "answered" and data["params"] == {"movie": "The Matrix"}
+    assert {r["director"] for r in data["rows"]} == {"Lana Wachowski", "Lilly Wachowski"}  # type: ignore[union-attr, index]
+    assert "The Matrix" not in str(data["cypher"])
+    assert set(data) >= {"status", "answer", "cypher", "params", "rows", "reason"}
+
+
+def test_ls_lists_the_graph(ws: Path) -> None:
+    res = runner.invoke(app, ["graph", "ls", "-w", str(ws), "--json"])
+    assert [g["name"] for g in json.loads(res.stdout)] == ["movies"]
+
+
+def test_clarify_and_refuse_statuses(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ask_json(ws, "What movies did Tom act in?", monkeypatch)["status"] == "clarify"
+    assert (
+        ask_json(ws, "How many movies have more than 3 actors?", monkeypatch)["status"] == "refused"
+    )
+
+
+async def test_generated_path_with_a_fake_model(ws: Path) -> None:
+    cat = GraphCatalog(GraphSettings(), ws)
+    store = cat.open("movies")
+    model = RoleModel("cypher", FakeChatModel([
+        "```cypher\nMATCH (p:Person)-[:ACTED_IN]->(m:Movie) WHERE p.name = $person "
+        "RETURN count(m) AS movies\n```"
+    ]), ledger=Ledger(), external=False)  # fmt: skip
+    cfg = GraphSettings(understand="rules", answer="template")
+    pipe = GraphQAPipeline(GraphDeps(store, entity_index(store, HashEmbedder(), cfg, None), cfg,
+                                     cypher_model=model))  # fmt: skip
+    async for _ in pipe.run(GraphRequest("How many movies has Tom Hanks been in?")):
+        pass
+    store.close()
+    assert pipe.outcome.source == "model" and pipe.outcome.params == {"person": "Tom Hanks"}
+    assert pipe.outcome.rows == [{"movies": 12}] and pipe.outcome.answer == "The answer is 12."
+
+
+def test_explain_rejects_what_the_static_check_cannot_see(ws: Path) -> None:
+    store = GraphCatalog(GraphSettings(), ws).open("movies")
+    try:
+        with pytest.raises(GraphQueryError, match="Actor"):
+            store.explain("MATCH (a:Actor) RETURN a", {})
+        v = GraphGuard(store).check("MATCH (p:Person) WITH p AS x RETURN x.title", {}, Principal())
+        assert not v.ok and "does not compile" in v.reason
+        with pytest.raises(GraphQueryError, match="read-only"):
+            store.query("CREATE (:Person {name: 'x'})", {}, limit=1, timeout_s=5)
+    finally:
+        store.close()

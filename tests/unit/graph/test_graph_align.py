@@ -1,0 +1,59 @@
+"""Entity alignment: exact names and aliases first, keywords, vectors only when both fail."""
+
+from __future__ import annotations
+
+from footnote.index.graph_align import Entity, EntityIndex
+from footnote.models.fake import HashEmbedder
+
+ENTS = [
+    Entity("Person", "Ada Stone", "Ada Stone", ("艾达·斯通",)),
+    Entity("Person", "Ben Stone", "Ben Stone"),
+    Entity("Film", "Red River", "Red River"),
+    Entity("Film", "Blue Lake", "Blue Lake"),
+]
+
+
+class CountingEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries = 0
+
+    def embed_query(self, text: str):  # type: ignore[no-untyped-def]
+        self.queries += 1
+        return super().embed_query(text)
+
+
+def test_exact_match_is_case_and_width_insensitive_and_skips_vectors() -> None:
+    emb = CountingEmbedder()
+    idx = EntityIndex(ENTS, emb, min_cosine=0.1)
+    for mention in ("ada stone", "ＡＤＡ　ＳＴＯＮＥ", "艾达·斯通"):
+        a = idx.align(mention)
+        assert a.best is not None and a.best.entity.key == "Ada Stone" and a.best.method == "exact"
+    assert emb.queries == 0
+
+
+def test_keyword_match_and_ambiguity() -> None:
+    idx = EntityIndex(ENTS, None)
+    a = idx.align("Stone")
+    assert a.ambiguous and {c.entity.key for c in a.candidates} == {"Ada Stone", "Ben Stone"}
+    b = idx.align("Stone", labels=["Film"])
+    assert b.best is None
+
+
+def test_vector_fallback_only_when_exact_and_keyword_fail() -> None:
+    emb = CountingEmbedder()
+    idx = EntityIndex(ENTS, emb, min_cosine=0.3)
+    a = idx.align("the red river film")
+    assert emb.queries == 1
+    assert a.best is not None and a.best.entity.key == "Red River" and a.best.method == "vector"
+
+
+def test_no_embedder_no_match() -> None:
+    assert EntityIndex(ENTS, None).align("nothing like it").best is None
+
+
+def test_mentions_found_in_questions() -> None:
+    idx = EntityIndex(ENTS, None)
+    assert idx.mentions("Which films did Ada Stone act in?") == ["ada stone"]
+    assert idx.mentions("艾达·斯通出演了哪些电影？") == ["艾达·斯通"]
+    assert idx.mentions("Is Adastone real?") == []
