@@ -9,23 +9,17 @@ no call. So the probe reports `tools=False` and the adapter emulates tool calls 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from llama_server import LlamaServer, gguf_05b
 from pydantic import BaseModel
 
-from footnote.errors import ModelError, ProviderUnavailable
-from footnote.models import Message, OpenAICompatChatModel, ToolCallRequest, ToolSpec, ensure_gguf
+from footnote.errors import ModelError
+from footnote.models import Message, OpenAICompatChatModel, ToolCallRequest, ToolSpec
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
@@ -33,75 +27,8 @@ from footnote.models.structured import structured
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
-def _gguf() -> Path:
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("fastapi") is None:
-        pytest.skip("llama-cpp-python[server] is not installed")
-    try:
-        return ensure_gguf("qwen2.5-coder-0.5b")
-    except ProviderUnavailable as exc:
-        pytest.skip(str(exc))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    def __init__(self, model: Path, log: Path) -> None:
-        self.port = _free_port()
-        env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "HF_HUB_OFFLINE": "1"}
-        self.log = log.open("wb")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "llama_cpp.server",
-                "--model",
-                str(model),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--n_ctx",
-                "2048",
-                "--n_threads",
-                "2",
-            ],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        self.url = f"openai+http://127.0.0.1:{self.port}/v1?model=qwen-0.5b"
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited; see {log}")
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/v1/models", timeout=1)
-                return
-            except OSError:
-                time.sleep(0.3)
-        self.stop()
-        raise RuntimeError(f"llama_cpp.server did not start in 90 s; see {log}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-        self.log.close()
-
-
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    srv = Server(_gguf(), tmp_path_factory.mktemp("llsrv") / "server.log")
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="session")
-def model(server: Server) -> OpenAICompatChatModel:
+def model(server: LlamaServer) -> OpenAICompatChatModel:
     return OpenAICompatChatModel(server.url, timeout_s=60, external=True)
 
 
@@ -162,7 +89,7 @@ def test_context_overflow_is_model_error(model: OpenAICompatChatModel) -> None:
         model.complete([Message("user", "word " * 4000)], max_tokens=10)
 
 
-def test_timeout_is_model_error(server: Server) -> None:
+def test_timeout_is_model_error(server: LlamaServer) -> None:
     m = OpenAICompatChatModel(server.url, timeout_s=0.05)
     t = time.monotonic()
     with pytest.raises(ModelError, match="timed out"):
@@ -172,7 +99,7 @@ def test_timeout_is_model_error(server: Server) -> None:
 
 
 def test_server_killed_mid_stream(tmp_path: Path) -> None:
-    srv = Server(_gguf(), tmp_path / "server.log")
+    srv = LlamaServer(gguf_05b(), tmp_path / "server.log")
     try:
         m = OpenAICompatChatModel(srv.url, timeout_s=30)
         stream = m.stream(
