@@ -105,6 +105,121 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0200_sessions_messages_events",
+        """
+        CREATE TABLE users (
+            id TEXT PRIMARY KEY,
+            groups TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        );
+        CREATE TABLE api_keys (
+            key_hash TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            label TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        );
+        CREATE TABLE chat_sessions (
+            user_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            title TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',
+            summary_upto INTEGER NOT NULL DEFAULT 0,
+            last_seq INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            PRIMARY KEY (user_id, id)
+        );
+        CREATE TABLE chat_messages (
+            id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL,
+            status TEXT NOT NULL,
+            run_id TEXT,
+            data TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            UNIQUE (user_id, session_id, seq),
+            FOREIGN KEY (user_id, session_id) REFERENCES chat_sessions(user_id, id)
+                ON DELETE CASCADE
+        );
+        CREATE INDEX chat_messages_run ON chat_messages(run_id);
+        CREATE TABLE run_events (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            data TEXT NOT NULL,
+            at REAL NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        );
+        CREATE TABLE run_links (
+            parent_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            child_id TEXT NOT NULL,
+            PRIMARY KEY (parent_id, child_id)
+        );
+        CREATE TABLE feedback (
+            id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            message_id TEXT,
+            rating INTEGER NOT NULL,
+            comment TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        );
+        CREATE INDEX feedback_run ON feedback(run_id);
+        """,
+    ),
+    (
+        "0003_fts_scope",
+        # Filters inside the FTS query: a `scope` column of tokens (kind, source, ACL,
+        # labels, section-path prefixes, superseded) that the lexical MATCH can AND/NOT, and
+        # the page as an UNINDEXED column. Token spelling (hex of the UTF-8 value, a final
+        # "0" so the porter stemmer leaves it alone) is mirrored in footnote.index.scope.
+        # Existing rows are rebuilt from their old FTS text plus blocks/sources; a trigger
+        # keeps the tokens current when a source's ACL, labels or superseded_by change.
+        """
+        CREATE VIEW index_scope AS
+        SELECT ib.key AS key, b.page AS page,
+            'k' || lower(hex(b.kind)) || '0 s' || lower(hex(s.id)) || '0'
+            || CASE WHEN s.superseded_by IS NULL THEN '' ELSE ' old0' END
+            || CASE WHEN s.acl_groups = '[]' THEN ' pub0' ELSE ' rst0' || coalesce(
+                (SELECT group_concat(' g' || lower(hex(value)) || '0', '')
+                 FROM json_each(s.acl_groups)), '') END
+            || coalesce((SELECT group_concat(' l' || lower(hex(value)) || '0', '')
+                 FROM json_each(s.labels)), '')
+            || coalesce((SELECT group_concat(' p' || (
+                    SELECT group_concat(lower(hex(lower(j2.value))), 'x')
+                    FROM json_each(b.section_path) j2 WHERE j2.key <= j1.key
+                ) || '0', '') FROM json_each(b.section_path) j1), '') AS scope
+        FROM index_blocks ib JOIN blocks b ON b.id = ib.block_id
+        JOIN sources s ON s.id = b.source_id;
+        DROP TRIGGER index_blocks_fts_ad;
+        CREATE TEMP TABLE _fts_0003 AS SELECT rowid AS key, section, body, cjk FROM blocks_fts;
+        DROP TABLE blocks_fts;
+        CREATE VIRTUAL TABLE blocks_fts USING fts5(
+            section, body, cjk, scope, page UNINDEXED,
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO blocks_fts(rowid, section, body, cjk, scope, page)
+            SELECT c.key, c.section, c.body, c.cjk, v.scope, v.page
+            FROM temp._fts_0003 c JOIN index_scope v ON v.key = c.key;
+        DROP TABLE temp._fts_0003;
+        CREATE TRIGGER index_blocks_fts_ad AFTER DELETE ON index_blocks BEGIN
+            DELETE FROM blocks_fts WHERE rowid = old.key;
+        END;
+        CREATE TRIGGER sources_scope_au
+        AFTER UPDATE OF superseded_by, labels, acl_groups ON sources BEGIN
+            UPDATE blocks_fts SET scope = (
+                SELECT v.scope FROM index_scope v WHERE v.key = blocks_fts.rowid
+            ) WHERE rowid IN (
+                SELECT ib.key FROM blocks b JOIN index_blocks ib ON ib.block_id = b.id
+                WHERE b.source_id = new.id
+            );
+        END;
+        """,
+    ),
 ]
 
 

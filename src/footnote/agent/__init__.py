@@ -1,0 +1,1 @@
+"""The agent (L4): a tool registry, one readable ReAct loop, the library tools."""

@@ -1,0 +1,128 @@
+"""Request and response bodies (they make the OpenAPI document)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorInfo(BaseModel):
+    """What went wrong."""
+
+    code: str
+    message: str
+    detail: Any = None
+
+
+class ErrorBody(BaseModel):
+    """Every error response."""
+
+    error: ErrorInfo
+
+
+class SessionCreate(_Body):
+    """A new conversation."""
+
+    title: str = Field("", max_length=200)
+
+
+class SessionPatch(_Body):
+    """Rename a conversation."""
+
+    title: str = Field(..., min_length=1, max_length=200)
+
+
+class SessionOut(BaseModel):
+    """A conversation."""
+
+    id: str
+    title: str
+    summary: str
+    messages: int
+    created_at: str
+    updated_at: str
+
+
+class MessageCreate(_Body):
+    """A user turn: the question, how to answer it, optionally which sources to search."""
+
+    content: str = Field(..., min_length=1, max_length=8000)
+    mode: Literal["ask", "agent"] = Field(
+        "ask", description="`ask`: the verified ask pipeline; `agent`: the ReAct tool loop."
+    )
+    sources: list[str] = Field(default_factory=list, max_length=50)
+
+
+class MessageOut(BaseModel):
+    """A stored message; `data` holds the standalone question and the answer JSON."""
+
+    id: str
+    session_id: str
+    seq: int
+    role: str
+    content: str
+    status: str
+    run_id: str | None
+    data: dict[str, Any]
+    created_at: str
+
+
+class TurnStarted(BaseModel):
+    """A turn was accepted: follow `stream_url` (SSE) for its events."""
+
+    run_id: str
+    message: MessageOut
+    reply: MessageOut
+    stream_url: str
+    status_url: str
+
+
+class RunOut(BaseModel):
+    """A run's status (`running`, `completed`, `cancelled`, `failed`) and answer."""
+
+    id: str
+    kind: str
+    status: str
+    session_id: str | None
+    created_at: str
+    finished_at: str | None
+    events: int
+    output: dict[str, Any] | None
+
+
+class FeedbackCreate(_Body):
+    """👍 / 👎 on a reply message or a run, with an optional comment."""
+
+    rating: Literal["up", "down"]
+    message_id: str | None = None
+    run_id: str | None = None
+    comment: str = Field("", max_length=4000)
+
+
+class FeedbackOut(BaseModel):
+    """Stored feedback, with where to find everything behind the run."""
+
+    id: str
+    run_id: str
+    trace_url: str
+
+
+class SourceOut(BaseModel):
+    """A source, or an upload still being ingested (`status`)."""
+
+    id: str
+    status: Literal["processing", "ready", "failed"]
+    title: str | None = None
+    filename: str | None = None
+    kind: str | None = None
+    pages: int | None = None
+    blocks: int | None = None
+    lang: str | None = None
+    labels: list[str] = Field(default_factory=list)
+    acl_groups: list[str] = Field(default_factory=list)
+    error: str | None = None
