@@ -216,11 +216,14 @@ class VerifySettings(_Section):
         le=1,
         description="Below this question relevance (0–1) nothing counts as evidence (no_evidence).",
     )
-    cosine_floor: float = Field(
-        0.75,
-        description="Vector cosine mapped to relevance 0 (e5 squeezes cosines into ~0.7–0.95).",
+    cosine_floor: float | None = Field(
+        None,
+        description="Vector cosine mapped to relevance 0; None: the embedder's measured band "
+        "(e5 squeezes cosines into ~0.75–0.92, WordLlama spreads them over ~0.1–0.65).",
     )
-    cosine_ceiling: float = Field(0.92, description="Vector cosine mapped to relevance 1.")
+    cosine_ceiling: float | None = Field(
+        None, description="Vector cosine mapped to relevance 1; None: the embedder's band."
+    )
     supported_threshold: float = Field(
         0.6, ge=0, le=1, description="Judge probability at or above which a citation is supported."
     )

@@ -26,6 +26,12 @@ if TYPE_CHECKING:
     from footnote.models.base import Embedder
     from footnote.pipelines.graph_qa import GraphQAPipeline
 
+# Measured in shared/research/models.md: paraphrase vs unrelated cosines per embedder.
+_COSINE_BANDS: dict[str, tuple[float, float]] = {
+    "local:e5-small": (0.75, 0.92),
+    "local:wordllama": (0.10, 0.65),
+}
+
 Outcome = Literal["added", "new_version", "unchanged", "failed"]
 
 
@@ -279,6 +285,7 @@ class Workspace:
             judge_fn=judge_support,
             ledger=roles.ledger,
             trace=trace,
+            cosine_band=self.cosine_band(),
         )
         request = AskRequest(question, source_ids, user_groups, mode)
         self.last_run_id = trace.run_id
@@ -303,7 +310,8 @@ class Workspace:
         return events()
 
     def graph(self, name: str) -> GraphQAPipeline:
-        """The graph QA pipeline over graph `name`, wired with this workspace's models."""
+        """The graph QA pipeline over graph `name`, wired with this workspace's models; every
+        question it answers is recorded as a `graph` run with spans in the run store."""
         from footnote.pipelines.graph_io import GraphCatalog, entity_index
         from footnote.pipelines.graph_qa import GraphDeps, GraphQAPipeline
 
@@ -323,8 +331,19 @@ class Workspace:
             cypher_model=role("cypher"),
             fallback_model=role("cypher_fallback"),
             answer_model=role("compose", cfg.answer == "template"),
+            runs=RunStore(self.store),  # each question is a traced run, like ask
         )
         return GraphQAPipeline(deps)
+
+    def cosine_band(self) -> tuple[float, float]:
+        """Cosines of the bound embedder that map to relevance 0 and 1 (config overrides)."""
+        name = self.settings.models.embed.url
+        floor, ceiling = _COSINE_BANDS.get(name, (0.75, 0.92))
+        v = self.settings.verify
+        return (
+            v.cosine_floor if v.cosine_floor is not None else floor,
+            v.cosine_ceiling if v.cosine_ceiling is not None else ceiling,
+        )
 
     def delete_source(self, ref: str) -> Source:
         """Delete a source, its blocks and its index entries."""

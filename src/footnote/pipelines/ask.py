@@ -79,6 +79,8 @@ class AskDeps:
     judge_fn: Callable[..., float] | None = None
     ledger: Ledger | None = None
     trace: Trace = field(default_factory=Trace)
+    cosine_band: tuple[float, float] = (0.75, 0.92)
+    """Vector cosines mapped to relevance 0 and 1 (embedder-specific)."""
 
 
 class AskPipeline:
@@ -218,7 +220,7 @@ class AskPipeline:
         tables = self._referenced_tables(und, hits, req)
         seen: set[str] = set()
         evidence: list[Evidence] = []
-        cos_floor, cos_ceil = self.settings.verify.cosine_floor, self.settings.verify.cosine_ceiling
+        cos_floor, cos_ceil = self.deps.cosine_band
         for block, cosine in [
             *((t, None) for t in tables),
             *((h.block, h.scores.get("vector")) for h in hits),
