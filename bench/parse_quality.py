@@ -125,17 +125,40 @@ def heading_key(text: str) -> str:
     return re.sub(r"[^\w\u4e00-\u9fff]+", "", text.lower())
 
 
-def recall(truth: list[str], doc: Document) -> tuple[int, int]:
-    """How many true headings appear among our heading blocks (key equality or containment)."""
-    ours = [heading_key(b.text) for b in doc.blocks if b.kind == "heading"]
-    hit = 0
-    for t in {heading_key(x) for x in truth if heading_key(x)}:
-        if any(t == o or (len(t) > 4 and (t in o or o in t) and o) for o in ours):
-            hit += 1
-    return hit, len({heading_key(x) for x in truth if heading_key(x)})
+_UNLISTED = {
+    "abstract",
+    "references",
+    "bibliography",
+    "acknowledgements",
+    "acknowledgments",
+    "摘要",
+    "参考文献",
+    "致谢",
+}
+"""Headings the ground truth leaves out (front/back matter): not counted against precision."""
 
 
-def headings() -> dict[str, tuple[int, int]]:
+def _match(t: str, o: str) -> bool:
+    return t == o or bool(len(t) > 4 and (t in o or o in t) and o)
+
+
+def recall(truth: list[str], doc: Document) -> tuple[int, int, int, int]:
+    """(hits, truth headings, our headings matching a true one, our headings): recall on the
+    key equality/containment match, and precision over our headings except the title and
+    front/back matter the truth does not list."""
+    keys = {heading_key(x) for x in truth if heading_key(x)}
+    heads = [b for b in doc.blocks if b.kind == "heading"]
+    hit = sum(1 for t in keys if any(_match(t, heading_key(b.text)) for b in heads))
+    ours = [
+        heading_key(b.text)
+        for b in heads
+        if b.text != doc.source.title and heading_key(b.text) not in _UNLISTED
+    ]
+    good = sum(1 for o in ours if any(_match(t, o) for t in keys))
+    return hit, len(keys), good, len(ours)
+
+
+def headings() -> dict[str, tuple[int, int, int, int]]:
     """Heading recall per document."""
     out = {}
     gt = SCI / "groundtruth"
@@ -155,8 +178,12 @@ def cell_f1(truth: list[str], doc: Document) -> tuple[float, int, int]:
     """Multiset F1 of normalised non-empty cell texts."""
     t = Counter(norm(c).replace(" ", "") for c in truth if norm(c))
     ours = Counter(
-        norm(c).replace(" ", "") for b in doc.blocks if b.table for r in b.table.all_rows
-        for c in r if norm(c)
+        norm(c).replace(" ", "")
+        for b in doc.blocks
+        if b.table
+        for r in b.table.all_rows
+        for c in r
+        if norm(c)
     )
     tp = sum((t & ours).values())
     p = tp / max(sum(ours.values()), 1)
@@ -178,8 +205,10 @@ def tables() -> dict[str, tuple[float, int, int]]:
         cells = []
         for line in md.read_text(encoding="utf-8").splitlines():
             if line.startswith("|") and not re.fullmatch(r"[|:\-\s]+", line):
-                cells += [re.sub(r"\$|\\mathrm\{([^}]*)\}", r"\1", c).replace("\\%", "%")
-                          for c in line.strip().strip("|").split("|")]
+                cells += [
+                    re.sub(r"\$|\\mathrm\{([^}]*)\}", r"\1", c).replace("\\%", "%")
+                    for c in line.strip().strip("|").split("|")
+                ]
         if cells:
             name = md.name.replace(".gt.md", "")
             out[name[:40]] = cell_f1(cells, parse_file(SCI / "pdfs" / f"{name}.pdf", SETTINGS))
@@ -197,10 +226,13 @@ def main() -> None:
         total[1] += n
         print(f"  {kind:8} {ok:3d}/{n:<3d} {ok / n:6.1%}")
     print(f"  {'all':8} {total[0]:3d}/{total[1]:<3d} {total[0] / total[1]:6.1%}")
-    print("(b) heading recall")
+    print("(b) heading recall; precision (ours matching a true heading / ours)")
     hs = headings()
-    for name, (hit, n) in hs.items():
-        print(f"  {name:40} {hit:3d}/{n:<3d} {hit / max(n, 1):6.1%}")
+    for name, (hit, n, good, ours) in hs.items():
+        print(
+            f"  {name:40} {hit:3d}/{n:<3d} {hit / max(n, 1):6.1%}   "
+            f"precision {good:3d}/{ours:<3d} {good / max(ours, 1):6.1%}"
+        )
     print("(c) table cell F1 (ours cells / truth cells)")
     for name, (f1, ours, truth) in tables().items():
         print(f"  {name:40} F1 {f1:5.2f}  ({ours} / {truth})")

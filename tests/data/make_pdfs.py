@@ -100,8 +100,12 @@ def ruled_table(path: Path) -> Path:
     c.setFont("Helvetica", 10)
     c.drawString(60, H - 80, "This page holds a table of results for three models on a benchmark.")
     c.drawString(60, H - 120, "Table 1: Accuracy of the models.")
-    rows = [["Model", "Accuracy", "F1", "Params"], ["Alpha", "91.2", "88.0", "110M"],
-            ["Beta", "89.5", "86.1", "340M"], ["Gamma", "93.4", "90.7", "1.3B"]]
+    rows = [
+        ["Model", "Accuracy", "F1", "Params"],
+        ["Alpha", "91.2", "88.0", "110M"],
+        ["Beta", "89.5", "86.1", "340M"],
+        ["Gamma", "93.4", "90.7", "1.3B"],
+    ]
     x0, top, cw, rh = 60.0, H - 135, 100.0, 20.0
     for i in range(len(rows) + 1):
         c.line(x0, top - i * rh, x0 + cw * 4, top - i * rh)
@@ -140,11 +144,15 @@ def references(path: Path) -> Path:
     c.drawString(60, H - 150, "References")
     c.setFont("Helvetica", 9)
     refs = [
-        ["[1] A. Smith, B. Jones, and C. Lee. 2020. Parsing documents at scale. In",
-         "Proceedings of the Conference on Documents, pages 1-10."],
+        [
+            "[1] A. Smith, B. Jones, and C. Lee. 2020. Parsing documents at scale. In",
+            "Proceedings of the Conference on Documents, pages 1-10.",
+        ],
         ["[2] D. Brown. 2019. Dense retrieval for everyone. Journal of Retrieval, 12(3)."],
-        ["[3] E. Green and F. White. 2021. Sparse retrieval strikes back. In Proceedings",
-         "of the Workshop on Search, pages 20-30."],
+        [
+            "[3] E. Green and F. White. 2021. Sparse retrieval strikes back. In Proceedings",
+            "of the Workshop on Search, pages 20-30.",
+        ],
     ]
     y = H - 172
     for entry in refs:
@@ -165,9 +173,11 @@ def chinese(path: Path) -> Path:
     c.setFont("STSong-Light", 16)
     c.drawString(60, H - 80, "第一章 引言")
     c.setFont("STSong-Light", 10)
-    lines = ["知识图谱是一种用图结构表示知识的方法，它由实体和关系组成。",
-             "本文研究如何从科学论文中自动抽取实体，并构建大规模的知识图谱。",
-             "实验表明，我们的方法在三个数据集上都取得了最好的结果。"]
+    lines = [
+        "知识图谱是一种用图结构表示知识的方法，它由实体和关系组成。",
+        "本文研究如何从科学论文中自动抽取实体，并构建大规模的知识图谱。",
+        "实验表明，我们的方法在三个数据集上都取得了最好的结果。",
+    ]
     y = H - 110
     for line in lines:
         c.drawString(60, y, line)
@@ -223,10 +233,78 @@ def image_only(path: Path, pages: int = 3) -> Path:
     return path
 
 
+def front_matter(path: Path) -> Path:
+    """A paper's first page (title, author and affiliation lines bigger than the body text,
+    a vector figure with small labels, a one-off conference footer) and a lettered appendix."""
+    c = _canvas(path)
+    body = [
+        "The body text of this paper is set in ten point type and it fills the column",
+        "from the left margin to the right margin, line after line, like a paper does.",
+        "It goes on for a few lines so that the most common font size is the body one,",
+        "and the bigger author lines above the abstract stand out as if they were heads.",
+    ]
+
+    count = [0]
+
+    def para(y: float) -> float:
+        c.setFont("Helvetica", 10)
+        count[0] += 1
+        for k, line in enumerate(body):
+            c.drawString(60, y, f"({count[0]}) {line}" if k == 0 else line)
+            y -= 13
+        return y - 12
+
+    c.setFont("Helvetica-Bold", 16)
+    c.drawCentredString(W / 2, H - 70, "Learning Front Matter Layouts")
+    c.setFont("Helvetica", 12)
+    c.drawCentredString(W / 2, H - 100, "Ada Lovelace\u2020 Alan Turing\u2021")
+    c.drawCentredString(W / 2, H - 122, "\u2020Institute for Analytical Engines")
+    c.drawCentredString(W / 2, H - 144, "\u2021University of Computing Machinery")
+    c.setFont("Helvetica-Bold", 12)
+    c.drawString(60, H - 175, "Abstract")
+    y = para(H - 195)
+    c.setFont("Helvetica-Bold", 12)
+    c.drawString(60, y, "1 Introduction")
+    y = para(y - 20)
+    # a figure: boxes with small labels, then its caption
+    c.rect(150, y - 90, 90, 40)
+    c.rect(330, y - 90, 90, 40)
+    c.line(240, y - 70, 330, y - 70)
+    c.setFont("Helvetica", 7)
+    c.drawString(160, y - 75, "Encoder block")
+    c.drawString(340, y - 75, "Decoder block")
+    c.drawString(255, y - 65, "hidden state")
+    c.setFont("Helvetica-Bold", 12)
+    c.drawString(200, y - 40, "Query paper")
+    c.setFont("Helvetica", 9)
+    c.drawString(150, y - 110, "Figure 1: The encoder and the decoder of the model.")
+    y = para(y - 140)
+    c.setFont("Helvetica", 8)
+    c.drawCentredString(W / 2, 40, "Proceedings of the Test Conference 2024, pages 1\u20132")
+    c.drawCentredString(W / 2, 30, "\u00a9 2024 Association for Testing")
+    c.showPage()
+    heads = [("A Appendix", 12), ("A.1 Training Details", 11), ("B More Results", 12)]
+    y = H - 70
+    for text, size in heads:
+        c.setFont("Helvetica-Bold", size)
+        c.drawString(60, y, text)
+        y = para(y - 20)
+    c.save()
+    return path
+
+
 ALL = {
-    "two_column": two_column, "hyphen_ligature": hyphen_ligature, "ruled_table": ruled_table,
-    "formula": formula, "references": references, "chinese": chinese, "encrypted": encrypted,
-    "truncated": truncated, "not_a_pdf": not_a_pdf, "image_only": image_only,
+    "two_column": two_column,
+    "hyphen_ligature": hyphen_ligature,
+    "ruled_table": ruled_table,
+    "formula": formula,
+    "references": references,
+    "chinese": chinese,
+    "encrypted": encrypted,
+    "truncated": truncated,
+    "not_a_pdf": not_a_pdf,
+    "image_only": image_only,
+    "front_matter": front_matter,
 }
 
 if __name__ == "__main__":

@@ -144,6 +144,42 @@ def test_image_only_pdf_warns(pdfs: dict[str, Path]) -> None:
     assert doc.source.warnings == ("no text layer on pages 1–3: needs OCR",)
 
 
+def test_front_matter_figures_and_one_off_footer(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["front_matter"], SETTINGS)
+    heads = [b.text for b in doc.blocks if b.kind == "heading"]
+    assert heads == [
+        "Learning Front Matter Layouts",
+        "Abstract",
+        "1 Introduction",
+        "A Appendix",
+        "A.1 Training Details",
+        "B More Results",
+    ]
+    assert doc.source.title == "Learning Front Matter Layouts"
+    authors = next(b for b in doc.blocks if "Ada Lovelace" in b.text)
+    assert authors.kind == "paragraph" and authors.section_path == ()
+    assert "Institute for Analytical Engines" in "\n".join(b.text for b in doc.blocks[:3])
+    figure = next(b for b in doc.blocks if b.kind == "figure")
+    assert figure.text.startswith("Figure 1: The encoder and the decoder of the model.\n")
+    for label in ("Encoder block", "Decoder block", "hidden state", "Query paper"):
+        assert label in figure.text
+        assert not any(label in b.text for b in doc.blocks if b.kind != "figure")
+    assert figure.section_path == ("1 Introduction",)
+    assert (
+        figure.bbox is not None
+        and figure.bbox[3] < doc.blocks[_index(doc, "Figure 1:") + 1].bbox[1]
+    )
+    assert any(b.kind == "caption" and b.text.startswith("Figure 1:") for b in doc.blocks)
+    text = "\n".join(_texts(doc))
+    assert (
+        "Proceedings of the Test Conference" not in text and "Association for Testing" not in text
+    )
+    details = next(b for b in doc.blocks if b.text == "A.1 Training Details")
+    assert details.section_path == ("A Appendix", "A.1 Training Details")
+    again = parse_file(pdfs["front_matter"], SETTINGS)
+    assert [b.id for b in again.blocks] == [b.id for b in doc.blocks]
+
+
 def test_stable_ids(pdfs: dict[str, Path]) -> None:
     a = parse_file(pdfs["two_column"], SETTINGS)
     b = parse_file(pdfs["two_column"], SETTINGS)
@@ -163,15 +199,39 @@ def test_real_paper_structure() -> None:
     doc = parse_file(_shared("N18-3011.pdf"), SETTINGS)
     heads = [b.text for b in doc.blocks if b.kind == "heading"]
     assert doc.source.title == "Construction of the Literature Graph in Semantic Scholar"
-    for h in ("Abstract", "1 Introduction", "2.1 Node Types", "6 Conclusion and Future Work",
-              "References"):
+    for h in (
+        "Abstract",
+        "1 Introduction",
+        "2.1 Node Types",
+        "6 Conclusion and Future Work",
+        "References",
+    ):
         assert h in heads
     refs = [b for b in doc.blocks if b.kind == "reference"]
     assert len(refs) >= 20
     assert sum(1 for b in doc.blocks if b.links) >= 10
     tables = [b for b in doc.blocks if b.kind == "table"]
     assert any(t.table and t.table.caption.startswith("Table 1") for t in tables)
-    assert not any("Proceedings of NAACL-HLT" in b.text for b in doc.blocks if b.page > 1)
+    assert not any("Proceedings of NAACL-HLT" in b.text for b in doc.blocks)
+
+
+def test_specter_title_block_and_figures() -> None:
+    doc = parse_file(REPO / "examples" / "papers" / "specter.pdf", SETTINGS)
+    heads = [b.text for b in doc.blocks if b.kind == "heading"]
+    assert heads[:3] == [doc.source.title, "Abstract", "1 Introduction"]
+    assert not any(
+        h.startswith(("Arman Cohan", "†Allen", "Query paper", "Transformer (", "Triplet"))
+        for h in heads
+    )
+    top = [s.title for s in doc.sections]
+    assert "Arman Cohan†∗ Sergey Feldman†∗" not in top and "Triplet loss" not in " ".join(top)
+    figures = [b for b in doc.blocks if b.kind == "figure"]
+    assert [f.text.split("\n")[0][:9] for f in figures] == ["Figure 1:", "Figure 2:"]
+    assert "Transformer (initialized with SciBERT)" in figures[0].text
+    assert figures[0].section_path == ("2 Model", "2.1 Overview")
+    assert not any(
+        "Association for Computational Linguistics" in b.text for b in doc.blocks if b.page == 1
+    )
 
 
 @pytest.mark.shared
@@ -195,5 +255,3 @@ def test_all_shared_pdfs_parse() -> None:
     for path in sorted(SHARED_PDFS.glob("*.pdf")):
         doc = parse_file(path, SETTINGS)
         assert doc.source.pages >= 1
-
-

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,6 +18,17 @@ _PAGE_NO = re.compile(
     re.I,
 )
 _MARGIN = 0.08
+_BOILERPLATE = re.compile(
+    r"^(?:Downloaded from|Download date|Published (?:by|online)|Proceedings of|Preprint\b|"
+    r"arXiv:\s?\d{4}\.\d{4,5}|©|\(c\)\s*\d{4}|c (?:19|20)\d\d [A-Z]|Copyright\b|doi:|https?://(?:dx\.)?doi\.org/|"
+    r"OPEN ACCESS|www\.\S+$)"
+    r"|©\s*\d{4}|\bpage \d+ of \d+\b|\|\s*www\.|Freely available online"
+    r"|\bVol(?:ume|\.)?\s*\d+\s*[,|(]?\s*(?:No\.?|Issue|pp?\.)\s*\d"
+    r"|^[A-Z][\w .&-]+ (?:19|20)\d\d;\s*\d+(?:\(\d+\))?:\s*\d+",
+    re.I,
+)
+"""Journal / repository / conference lines that mark a page header or footer."""
+_RUNNING_AUTHOR = re.compile(r"^[A-Z][\w'’-]+ (?:et al\.?|and [A-Z][\w'’-]+):? ")
 
 
 @dataclass
@@ -48,16 +60,50 @@ def drop_running_text(pages: list[PageText]) -> int:
     need = max(2, round(0.4 * len(pages)))
     dropped = 0
     for page in pages:
+        furniture = _furniture(page)
         keep = []
         for frag in page.fragments:
             margin = _in_margin(frag, page)
             repeated = len(pages) > 1 and any(keys[k] >= need for k in _repeat_keys(frag))
-            if margin and (repeated or _PAGE_NO.match(frag.text)):
+            marked = id(frag) in furniture
+            if margin and (repeated or marked or _PAGE_NO.match(frag.text)):
                 dropped += 1
                 continue
             keep.append(frag)
         page.fragments = keep
     return dropped
+
+
+def _furniture(page: PageText) -> set[int]:
+    """Ids of fragments in a header/footer stack that carries a journal/repository line."""
+    found: set[int] = set()
+    for run in _edge_runs(page):
+        if any(
+            _BOILERPLATE.search(f.text)
+            or (f.bottom < page.height / 2 and _RUNNING_AUTHOR.match(f.text))
+            for f in run
+        ):
+            found.update(id(f) for f in run)
+    return found
+
+
+def _edge_runs(page: PageText) -> list[list[Line]]:
+    """The fragments stacked at the very top and at the very bottom of the page, each kept
+    only when the stack ends in the margin with a clear gap before the body."""
+    found: list[list[Line]] = []
+    order = sorted(page.fragments, key=lambda f: f.top)
+    for frags, sign in ((order, 1), (order[::-1], -1)):
+        run: list[Line] = []
+        edge = 0.0
+        for f in frags:
+            near = f.top if sign > 0 else page.height - f.bottom
+            if run and near > edge + 0.8 * max(f.size, 1.0):
+                break
+            run.append(f)
+            edge = max(edge, f.bottom if sign > 0 else page.height - f.top)
+        if run and edge < page.height * _MARGIN and len(run) < len(frags):
+            found.append(run)
+    return found
 
 
 def _in_margin(frag: Line, page: PageText) -> bool:
@@ -92,8 +138,9 @@ def order_rows(page: PageText, tables: list[TableItem]) -> list[Row]:
         else:
             right.append(it)
     full.sort(key=lambda it: _box(it)[1])
-    lx, rx = _extent([f for f in left if isinstance(f, Line)]), _extent(
-        [f for f in right if isinstance(f, Line)]
+    lx, rx = (
+        _extent([f for f in left if isinstance(f, Line)]),
+        _extent([f for f in right if isinstance(f, Line)]),
     )
     rows: list[Row] = []
     prev_cut = -1e9
@@ -198,8 +245,17 @@ def _make_row(group: list[Line], extent: tuple[float, float]) -> Row:
     size = sizes.most_common(1)[0][0]
     bold = sum(len(f.text) for f in group if f.bold) >= 0.9 * sum(len(f.text) for f in group)
     main = max(group, key=lambda f: len(f.text))
-    line = Line(text, group[0].x0, main.top, max(f.x1 for f in group), main.bottom, size, bold,
-                group[0].page, extent[0])
+    line = Line(
+        text,
+        group[0].x0,
+        main.top,
+        max(f.x1 for f in group),
+        main.bottom,
+        size,
+        bold,
+        group[0].page,
+        extent[0],
+    )
     return Row(line, list(group), None, extent[0], extent[1])
 
 
@@ -210,7 +266,26 @@ _CAPTION_START = re.compile(
 )
 
 
-def group_rows(rows: list[Row], body_size: float) -> list[list[Row]]:
+def line_gaps(rows: list[Row]) -> dict[float, float]:
+    """The usual blank space between consecutive lines of one paragraph, per font size.
+
+    Documents set with 1.5 line spacing leave more room between lines than 0.6 em; a
+    paragraph break is a gap clearly wider than the document's own line gap.
+    """
+    seen: dict[float, Counter[float]] = {}
+    for a, b in itertools.pairwise(rows):
+        if a.table is not None or b.table is not None or a.flow_left != b.flow_left:
+            continue
+        size = a.line.size
+        gap = b.line.top - a.line.bottom
+        if b.line.size == size and -0.3 * size < gap < 1.5 * size:
+            seen.setdefault(size, Counter())[round(gap * 2) / 2] += 1
+    return {size: c.most_common(1)[0][0] for size, c in seen.items() if c.total() >= 8}
+
+
+def group_rows(
+    rows: list[Row], body_size: float, gaps: dict[float, float] | None = None
+) -> list[list[Row]]:
     """Split a page's ordered rows into paragraph-like groups (tables stand alone)."""
     groups: list[list[Row]] = []
     cur: list[Row] = []
@@ -221,7 +296,7 @@ def group_rows(rows: list[Row], body_size: float) -> list[list[Row]]:
             groups.append([row])
             cur = []
             continue
-        if cur and _breaks(cur[-1], row, body_size, len(cur)):
+        if cur and _breaks(cur[-1], row, body_size, len(cur), gaps or {}):
             groups.append(cur)
             cur = []
         cur.append(row)
@@ -230,11 +305,12 @@ def group_rows(rows: list[Row], body_size: float) -> list[list[Row]]:
     return groups
 
 
-def _breaks(prev_row: Row, row: Row, body_size: float, n: int) -> bool:
+def _breaks(prev_row: Row, row: Row, body_size: float, n: int, gaps: dict[float, float]) -> bool:
     prev, line = prev_row.line, row.line
     size = max(min(prev.size, line.size), 1.0)
     gap = line.top - prev.bottom
-    if gap > 0.6 * size or gap < -2 * size:
+    usual = gaps.get(line.size, 0.0) if prev.size == line.size else 0.0
+    if gap > min(max(0.6 * size, usual + 0.25 * size), 1.2 * size) or gap < -2 * size:
         return True
     if prev_row.flow_left != row.flow_left:
         return True

@@ -37,6 +37,8 @@ class PageText:
     n_vlines: int = 0
     n_rects: int = 0
     has_table_caption: bool = False
+    graphics: list[tuple[float, float, float, float]] = field(default_factory=list)
+    """Top-level images and form XObjects (top-left origin): where figures sit."""
 
 
 def sniff_pdf(data: bytes, path: Path) -> None:
@@ -103,6 +105,15 @@ def _read_page(page: pdfium.PdfPage, number: int) -> PageText:
     left, bottom, right, top = page.get_bbox()
     out = PageText(number=number, width=right - left, height=top - bottom)
     for obj in page.get_objects():
+        if obj.type in (pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM) and obj.level == 0:
+            x0, y0, x1, y1 = obj.get_bounds()
+            box = (x0 - left, top - y1, x1 - left, top - y0)
+            if (
+                x1 - x0 > 20
+                and y1 - y0 > 15
+                and (x1 - x0) * (y1 - y0) < 0.6 * out.width * out.height
+            ):
+                out.graphics.append(box)
         if obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE:
             out.n_images += 1
         elif obj.type == pdfium_c.FPDF_PAGEOBJ_PATH:
@@ -132,6 +143,7 @@ def _fragments(
     raw = textpage.raw
     n = textpage.count_chars()
     rect = pdfium_c.FS_RECTF()
+    matrix = pdfium_c.FS_MATRIX()
     name_buf = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
     frags: list[Line] = []
@@ -166,7 +178,10 @@ def _fragments(
         n_chars += 1
         size = pdfium_c.FPDFText_GetFontSize(raw, i)
         if size < 0.6 * h / 1.25:
-            size = h / 1.25  # scaled text matrix: trust the glyph box
+            size = h / 1.25  # scaled-up text matrix: trust the glyph box
+        elif size > 1.6 * h / 1.25 and pdfium_c.FPDFText_GetMatrix(raw, i, matrix):
+            scale = math.sqrt(abs(matrix.a * matrix.d - matrix.b * matrix.c))
+            size *= min(scale, 1.0)  # scaled-down text (a figure's embedded labels)
         size = round(size * 2) / 2
         weight = pdfium_c.FPDFText_GetFontWeight(raw, i)
         key = (size, weight)
@@ -185,8 +200,9 @@ def _fragments(
                 space = False
         if cur is None:
             cur = _Frag(x0, y0, x1, y1)
-        elif space or (x0 - cur.x1 > 0.18 * size and not (is_cjk(ch) and cur.chars
-                                                           and is_cjk(cur.chars[-1]))):
+        elif space or (
+            x0 - cur.x1 > 0.18 * size and not (is_cjk(ch) and cur.chars and is_cjk(cur.chars[-1]))
+        ):
             cur.chars.append(" ")
         space = False
         cur.chars.append(ch)
@@ -207,8 +223,9 @@ def _flush(cur: _Frag | None, frags: list[Line], number: int) -> None:
     if text:
         size = cur.sizes.most_common(1)[0][0]
         frags.append(
-            Line(text, cur.x0, cur.top, cur.x1, cur.bottom, size, cur.bold >= 0.9 * cur.nchar,
-                 number)
+            Line(
+                text, cur.x0, cur.top, cur.x1, cur.bottom, size, cur.bold >= 0.9 * cur.nchar, number
+            )
         )
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from footnote.config import IngestSettings
-from footnote.ingest import layout, pdf, structure, tables
+from footnote.ingest import figures, layout, pdf, structure, tables
 from footnote.ingest.cleanup import build_vocabulary, garbled_reason
 from footnote.ingest.raw import RawBlock
 
@@ -22,9 +22,7 @@ class PdfParse:
     warnings: list[str] = field(default_factory=list)
 
 
-def parse_pdf(
-    path: Path, data: bytes, settings: IngestSettings, password: str | None
-) -> PdfParse:
+def parse_pdf(path: Path, data: bytes, settings: IngestSettings, password: str | None) -> PdfParse:
     """Read a PDF's text layer into typed raw blocks, with warnings for pages we cannot read."""
     pdf.sniff_pdf(data, path)
     password = password or settings.pdf_password or None
@@ -48,10 +46,14 @@ def parse_pdf(
     all_rows = [r for _, rows in page_rows for r in rows]
     body = structure.body_size(all_rows)
     vocab = build_vocabulary(r.line.text for r in all_rows if r.table is None)
+    gaps = layout.line_gaps(all_rows)
     blocks: list[RawBlock] = []
     for page, rows in page_rows:
-        for group in layout.group_rows(rows, body):
-            blocks.append(structure.classify(group, body, page.height, vocab))
+        page_blocks = [
+            structure.classify(group, body, page.height, vocab)
+            for group in layout.group_rows(rows, body, gaps)
+        ]
+        blocks += figures.attach_figures(page_blocks, page.graphics, body, page.height)
     structure.assign_levels(blocks, body)
     if not title:
         title = next((b.text for b in blocks if b.kind == "heading" and b.level == 0), "")

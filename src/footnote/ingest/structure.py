@@ -5,18 +5,20 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from footnote.ingest.cleanup import join_lines
+from footnote.ingest.cleanup import is_cjk, join_lines
 from footnote.ingest.layout import Row
 from footnote.ingest.raw import RawBlock, union_bbox
 from footnote.types import BlockKind
 
 _CN_NUM = "一二三四五六七八九十百零〇"
 NUMBERED = re.compile(
-    r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3}|[A-H](?:\.\d{1,2}){1,3}|[B-H]|[IVX]{1,4})\.?\s+"
+    r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3}|[A-H](?:\.\d{1,2}){1,3}|[B-H]"
+    r"|A(?=\s+Append|\s+Supplement)|[IVX]{1,4})\.?\s+"
     r"(?P<rest>[A-Z\u4e00-\u9fff].*)$"
 )
 CN_CHAPTER = re.compile(rf"^第[{_CN_NUM}\d]+(?P<unit>[章节部分篇])")
 CN_ITEM = re.compile(rf"^(?:[{_CN_NUM}]+[、．.]|（[{_CN_NUM}]+）)")
+# fmt: off
 NAMED_HEADINGS = frozenset(
     {
         "abstract", "references", "bibliography", "acknowledgments", "acknowledgements",
@@ -25,6 +27,7 @@ NAMED_HEADINGS = frozenset(
         "results", "摘要", "参考文献", "致谢", "引言", "结论", "附录", "目录", "abstract:",
     }
 )
+# fmt: on
 REFERENCE_HEADINGS = frozenset(
     {"references", "bibliography", "literature cited", "works cited", "参考文献", "references:"}
 )
@@ -69,15 +72,12 @@ def body_size(rows: list[Row]) -> float:
     return sizes.most_common(1)[0][0] if sizes else 10.0
 
 
-def classify(
-    group: list[Row], body: float, page_height: float, vocab: set[str]
-) -> RawBlock:
+def classify(group: list[Row], body: float, page_height: float, vocab: set[str]) -> RawBlock:
     """Turn one group of rows into a typed raw block."""
     first = group[0]
     if first.table is not None:
         item = first.table
-        return RawBlock("table", item.table.as_text(), first.line.page, item.bbox,
-                        table=item.table)
+        return RawBlock("table", item.table.as_text(), first.line.page, item.bbox, table=item.table)
     lines = [r.line for r in group]
     text = join_lines([ln.text for ln in lines], vocab)
     bbox = None
@@ -126,7 +126,11 @@ def _heading_level(b: RawBlock, body: float, n_lines: int, words: int) -> int | 
     numbered = numbered_level(text)
     named = key in NAMED_HEADINGS
     bigger = b.size >= body + 0.9
-    ends_sentence = text.endswith((".", ",", ";")) and not re.fullmatch(r"[\dA-Z.]+\.", text)
+    ends_sentence = text.endswith((".", ",", ";", "。", "，", "；")) and not re.fullmatch(
+        r"[\dA-Z.]+\.", text
+    )
+    if "。" in text[:-1] or sum(1 for c in text if is_cjk(c)) > 30:
+        return None  # Chinese prose: headings are short and hold no full stop
     if re.search(r"\d{4}|@|https?:", text) and not numbered:
         return None
     if re.search(r"[a-z]\.\s+[A-Z]", text):  # a run-in heading followed by its paragraph
@@ -147,7 +151,7 @@ def _heading_level(b: RawBlock, body: float, n_lines: int, words: int) -> int | 
 
 
 def _formula(b: RawBlock, words: int, n_lines: int) -> str | None:
-    """"" for an unnumbered formula, the number for a numbered one, None otherwise."""
+    """ "" for an unnumbered formula, the number for a numbered one, None otherwise."""
     text = b.text
     if n_lines > 6 or len(text) > 400:
         return None
@@ -173,8 +177,7 @@ def assign_levels(blocks: list[RawBlock], body: float) -> None:
     for h in heads:
         if h.level > 0:
             by_size.setdefault(h.size, Counter())[h.level] += 1
-    ranked = sorted({h.size for h in heads if h.level < 0 and h.size not in by_size},
-                    reverse=True)
+    ranked = sorted({h.size for h in heads if h.level < 0 and h.size not in by_size}, reverse=True)
     known = sorted(by_size, reverse=True)
     for h in heads:
         if h.level > 0:
@@ -189,6 +192,7 @@ def assign_levels(blocks: list[RawBlock], body: float) -> None:
         else:
             h.level = min(ranked.index(h.size) + 1, 3) if h.size in ranked else 1
     _pick_title(blocks, body)
+    _demote_front_matter(blocks, body)
 
 
 def _pick_title(blocks: list[RawBlock], body: float) -> None:
@@ -201,3 +205,27 @@ def _pick_title(blocks: list[RawBlock], body: float) -> None:
     if heading_key(top.text) in NAMED_HEADINGS:
         return
     top.kind, top.level = "heading", 0
+
+
+def _demote_front_matter(blocks: list[RawBlock], body: float) -> None:
+    """Authors, affiliations and notes between the title and "Abstract" are not sections."""
+    first = [b for b in blocks[:60] if b.page == 1]
+    anchor = next(
+        (
+            k
+            for k, b in enumerate(first)
+            if b.kind == "heading"
+            and b.level != 0
+            and (heading_key(b.text) in NAMED_HEADINGS or NUMBERED.match(b.text))
+        ),
+        None,
+    )
+    if anchor is None:
+        return
+    for k, b in enumerate(first[:anchor]):
+        if b.kind != "heading" or b.level == 0:
+            continue
+        nxt = first[k + 1]
+        if nxt.kind == "paragraph" and len(nxt.lines) >= 3 and nxt.size >= body - 0.5:
+            continue  # a real unnumbered section (a report's "Summary") with its text
+        b.kind, b.level = "paragraph", 0
