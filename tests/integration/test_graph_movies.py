@@ -53,7 +53,8 @@ def ask_json(ws: Path, question: str, monkeypatch: pytest.MonkeyPatch) -> dict[s
 def test_template_path_through_the_cli(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = ask_json(ws, "Who directed The Matrix?", monkeypatch)
     assert data["status"] == "answered" and data["params"] == {"movie": "The Matrix"}
-    assert {r["director"] for r in data["rows"]} == {"Lana Wachowski", "Lilly Wachowski"}  # type: ignore[union-attr, index]
+    rows: list[dict[str, str]] = data["rows"]  # type: ignore[assignment]
+    assert {r["director"] for r in rows} == {"Lana Wachowski", "Lilly Wachowski"}
     assert "The Matrix" not in str(data["cypher"])
     assert set(data) >= {"status", "answer", "cypher", "params", "rows", "reason"}
 
@@ -98,3 +99,24 @@ def test_explain_rejects_what_the_static_check_cannot_see(ws: Path) -> None:
             store.query("CREATE (:Person {name: 'x'})", {}, limit=1, timeout_s=5)
     finally:
         store.close()
+
+
+def test_graph_questions_are_traced_runs(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from footnote.store.runs import RunStore
+    from footnote.workspace import Workspace
+
+    data = ask_json(ws, "Who directed The Matrix?", monkeypatch)
+    run_id = str(data["run_id"])
+    w = Workspace.open(ws)
+    try:
+        runs = RunStore(w.store)
+        run = runs.get_run(run_id)
+        spans = [(s.kind, s.name) for s in runs.spans(run_id)]
+    finally:
+        w.close()
+    assert run is not None and run["kind"] == "graph" and run["status"] == "answered"
+    assert run["input"]["question"] == "Who directed The Matrix?"
+    assert run["output"]["cypher"] == data["cypher"]
+    kinds = [k for k, _ in spans]
+    assert kinds == ["understand", "align", "route", "guard", "query", "compose"]
+    assert ("route", "template") in spans

@@ -3,7 +3,14 @@
 Each module registers its commands on the shared `app` when imported here.
 """
 
-from footnote.cli import asking, documents, settings  # noqa: F401  (registers commands)
+from footnote.cli import (  # noqa: F401  (registers commands)
+    asking,
+    documents,
+    evaluation,
+    graph,
+    serve,
+    settings,
+)
 from footnote.cli.common import app
 
 

@@ -186,10 +186,15 @@ def synth(
     with _workspace(workspace) as ws:
         store = GraphCatalog(ws.settings.graph, ws.dir).open(graph)
         try:
-            report = synthesise(store, ws.models.chat("cypher"), n, out_path)
+            report = synthesise(
+                store, ws.models.chat("cypher"), n, out_path, progress=lambda m: err.print(m)
+            )
         finally:
             store.close()
     if as_json:
         _print_json(report)
     else:
-        out.print(f"kept {report['kept']} of {report['generated']} pairs → {escape(str(out_path))}")
+        out.print(
+            f"kept {report['kept']} of {report['generated']} pairs in {report['seconds']}s "
+            f"({report['model_calls']} model calls) → {escape(str(out_path))}"
+        )

@@ -1,7 +1,10 @@
 """Graph QA: understand → align → cypher → guard → run → answer, as an async event stream.
 
-Whitelisted intents use their parameterised templates; other questions get Cypher from the
-`cypher` role, retried with the error, then the `cypher_fallback` role, then a refusal.
+Whitelisted intents use their parameterised templates, but only when the template's slots
+capture the whole question (`template_misfit`: no limits, superlatives, comparisons, counts,
+negations, extra properties/labels/relationships or unmatched quoted values); other questions
+get Cypher from the `cypher` role, retried with the error, then the `cypher_fallback` role,
+then a refusal. With `GraphDeps.runs` set, each question is a `graph` run with spans.
 Nothing runs before the guard (parse, read-only, schema, permissions, EXPLAIN) passed it.
 Outcomes: answered, clarify (ambiguous entity or low confidence), no_rows, refused.
 """
@@ -39,10 +42,13 @@ from footnote.pipelines.graph_cypher import cypher_messages, extract_cypher, par
 from footnote.pipelines.graph_understand import (
     OTHER,
     GraphUnderstanding,
+    template_misfit,
     understand_by_model,
     understand_by_rules,
 )
+from footnote.pipelines.trace import Trace
 from footnote.store.graph_base import GraphQueryError, GraphRows, GraphStore
+from footnote.store.runs import RunStore
 from footnote.types import Answer, AnswerStatus, Sentence, Usage
 
 GraphStatus = Literal["answered", "clarify", "no_rows", "refused"]
@@ -77,6 +83,9 @@ class GraphOutcome:
     source: str = ""
     attempts: int = 0
     options: list[str] = field(default_factory=list)
+    route: str = ""
+    route_reason: str = ""
+    run_id: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict."""
@@ -94,6 +103,8 @@ class GraphDeps:
     cypher_model: RoleModel | None = None
     fallback_model: RoleModel | None = None
     answer_model: RoleModel | None = None
+    runs: RunStore | None = None
+    """Where runs and their spans are recorded (the workspace's store); None: not recorded."""
 
 
 class GraphQAPipeline:
@@ -104,6 +115,7 @@ class GraphQAPipeline:
         self.spec = deps.store.spec
         self.guard = GraphGuard(deps.store)
         self.outcome = GraphOutcome()
+        self.trace = Trace()
 
     def close(self) -> None:
         """Release the graph store."""
@@ -112,12 +124,34 @@ class GraphQAPipeline:
     async def run(self, request: GraphRequest) -> AsyncIterator[Event]:
         """Yield intent, entities, cypher, guard, rows, answer_delta, citation, final, done."""
         t0 = time.perf_counter()
-        self.outcome = GraphOutcome()
+        runs = self.deps.runs
+        self.trace = Trace(request.run_id, sink=runs.add_span if runs is not None else None)
+        self.outcome = GraphOutcome(run_id=self.trace.run_id)
+        if runs is not None:
+            runs.start(
+                self.trace.run_id,
+                "graph",
+                {"graph": self.spec.name, "question": request.question},
+                user_id=request.principal.id,
+            )
+        finished = False
+        try:
+            async for event in self._events(request, t0):
+                yield event
+            finished = True
+        finally:
+            if runs is not None:
+                o = self.outcome
+                status = o.status if finished else "cancelled"
+                runs.finish(self.trace.run_id, status, o.to_dict() if finished else None)
+
+    async def _events(self, request: GraphRequest, t0: float) -> AsyncIterator[Event]:
         try:
             async for event in self._run(request):
                 yield event
         except FootnoteError as exc:
             yield Error(type(exc).__name__, str(exc))
+            self.trace.add("error", type(exc).__name__, {"message": str(exc)}, time.time(), 0.0)
             self.outcome.status, self.outcome.reason = "refused", f"could not answer: {exc}"
         o = self.outcome
         sentences: tuple[Sentence, ...] = getattr(self, "_sentences", ())
@@ -145,7 +179,10 @@ class GraphQAPipeline:
             o.reason = "empty question"
             return
         yield Status("understand", "understanding the question")
-        u, method = await self._understand(question, req.run_id)
+        run_id = self.trace.run_id
+        with self.trace.span("understand", self.deps.settings.understand) as span:
+            u, method = await self._understand(question, run_id)
+            span.update(method=method, understanding=u.model_dump())
         o.intent = u.intent
         yield Intent(
             u.intent,
@@ -155,24 +192,32 @@ class GraphQAPipeline:
             constraints=[c.model_dump() for c in u.constraints],
             method=method,
         )
-        aligned: list[Alignment] = [
-            self.deps.index.align(m.text, [m.label] if m.label in self.spec.nodes else None)
-            for m in u.entities
-        ]
-        aligned = [
-            a if a.candidates or not a.mention else self.deps.index.align(a.mention)
-            for a in aligned
-        ]
-        # close vector scores say "maybe not an entity at all" (e5 squeezes cosines): drop those;
-        # only exact or keyword ties are real ambiguity worth asking back about
-        found = [
-            a for a in aligned
-            if a.best is not None and not (a.ambiguous and a.best.method == "vector")
-        ]  # fmt: skip
+        with self.trace.span("align", "entities") as span:
+            aligned: list[Alignment] = [
+                self.deps.index.align(m.text, [m.label] if m.label in self.spec.nodes else None)
+                for m in u.entities
+            ]
+            aligned = [
+                a if a.candidates or not a.mention else self.deps.index.align(a.mention)
+                for a in aligned
+            ]
+            # close vector scores say "maybe not an entity at all" (e5 squeezes cosines): drop
+            # those; only exact or keyword ties are real ambiguity worth asking back about
+            found = [
+                a for a in aligned
+                if a.best is not None and not (a.ambiguous and a.best.method == "vector")
+            ]  # fmt: skip
+            span["found"] = [_cand(a) for a in found]
+            span["ambiguous"] = [a.mention for a in found if a.ambiguous]
         yield Entities(
             [_cand(a) for a in found if not a.ambiguous],
             ambiguous=[_cand(a) for a in found if a.ambiguous],
         )
+        u = self._route(question, u, found)
+        self.trace.add(
+            "route", o.route, {"intent": o.intent, "reason": o.route_reason}, time.time(), 0.0
+        )
+        yield Status("route", f"{o.route}: {o.route_reason}" if o.route_reason else o.route)
         unclear = [a for a in found if a.ambiguous]
         if unclear:
             names = list(dict.fromkeys(c.entity.name for c in unclear[0].candidates))[:5]
@@ -195,21 +240,48 @@ class GraphQAPipeline:
             o.status, o.reason = "no_rows", "the query ran but matched no rows"
             o.answer = "No matching records were found in the graph."
             return
-        composed = await asyncio.to_thread(
-            compose_answer,
-            u.question,
-            rows,
-            model=self._answer_model(),
-            answer_template=self.spec.intents[u.intent].answer if o.source == "template" else "",
-            max_rows=cfg.answer_rows,
-            run_id=req.run_id,
-        )
+        model = self._answer_model()
+        with self.trace.span("compose", "model" if model else "template") as span:
+            composed = await asyncio.to_thread(
+                compose_answer,
+                u.question,
+                rows,
+                model=model,
+                answer_template=self.spec.intents[u.intent].answer
+                if o.source == "template"
+                else "",
+                max_rows=cfg.answer_rows,
+                run_id=run_id,
+            )
+            span["sentences"] = [s.text for s in composed.sentences]
         self._sentences = composed.sentences
         o.status, o.answer = "answered", " ".join(s.text for s in composed.sentences)
         for n, s in enumerate(composed.sentences):
             yield AnswerDelta(s.text + " ")
             for c in s.citations:
                 yield CitationEvent(n, c)
+
+    def _route(
+        self, question: str, u: GraphUnderstanding, found: list[Alignment]
+    ) -> GraphUnderstanding:
+        """Keep a template intent only when its slots capture every constraint of the question."""
+        o = self.outcome
+        if u.intent == OTHER:
+            o.route, o.route_reason = "generated", ""
+            return u
+        mentions = [m.text for m in u.entities] + [a.mention for a in found]
+        mentions += [n for a in found if a.best for n in (a.best.entity.name, a.best.entity.key)]
+        distinct = {(a.best.entity.label, a.best.entity.key) for a in found if a.best}
+        why = template_misfit(question, u.intent, self.spec, mentions, len(distinct), u.constraints)
+        labels = {a.best.entity.label for a in found if a.best}
+        missing = [p for p, lab in self.spec.intents[u.intent].params.items() if lab not in labels]
+        if not why and missing:
+            why = f"no entity for the slot(s) {', '.join(missing)}"
+        if why:
+            o.route, o.route_reason = "generated", f"template {u.intent} skipped: {why}"
+            return u.model_copy(update={"intent": OTHER})
+        o.route, o.route_reason = "template", ""
+        return u
 
     def _answer_model(self) -> RoleModel | None:
         mode = self.deps.settings.answer
@@ -270,13 +342,21 @@ class GraphQAPipeline:
                     last_error if retry else "",
                 )
                 try:
-                    text = await asyncio.to_thread(self._complete, model, msgs, req.run_id)
+                    with self.trace.span(
+                        "model", "cypher", role=model.role, source=source, attempt=attempt
+                    ) as span:
+                        text = await asyncio.to_thread(
+                            self._complete, model, msgs, self.trace.run_id
+                        )
+                        span["reply"] = text
                 except ModelError as exc:
                     last_error = f"model failed: {exc}"
                     continue
                 cypher, p = extract_cypher(text), {k: v for k, (v, _) in gen_params.items()}
             yield CypherEvent(cypher, p, source=source, attempt=attempt)
-            verdict = await asyncio.to_thread(self.guard.check, cypher, p, req.principal)
+            with self.trace.span("guard", source, cypher=cypher, attempt=attempt) as span:
+                verdict = await asyncio.to_thread(self.guard.check, cypher, p, req.principal)
+                span.update(ok=verdict.ok, reasons=list(verdict.reasons))
             yield Guard(
                 verdict.ok,
                 reasons=list(verdict.reasons),
@@ -288,13 +368,15 @@ class GraphQAPipeline:
                 last_error = verdict.reason
                 continue
             try:
-                rows = await asyncio.to_thread(
-                    self.deps.store.query,
-                    verdict.cypher,
-                    verdict.params,
-                    limit=cfg.row_limit,
-                    timeout_s=cfg.timeout_s,
-                )
+                with self.trace.span("query", self.deps.store.backend, cypher=verdict.cypher) as sp:
+                    rows = await asyncio.to_thread(
+                        self.deps.store.query,
+                        verdict.cypher,
+                        verdict.params,
+                        limit=cfg.row_limit,
+                        timeout_s=cfg.timeout_s,
+                    )
+                    sp.update(rows=len(rows.rows), truncated=rows.truncated)
             except GraphQueryError as exc:
                 last_error = f"execution failed: {exc}"
                 continue

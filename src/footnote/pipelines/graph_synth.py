@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import random
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from footnote.index.cypher_guard import GraphGuard, Principal
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
-from footnote.pipelines.graph_cypher import examples_text
+from footnote.pipelines.graph_cypher import examples_text, extract_cypher
 from footnote.prompts import render
 from footnote.store.graph_base import GraphQueryError, GraphStore
 
@@ -34,18 +36,37 @@ class _Pairs(BaseModel):
 
 
 def synthesise(
-    store: GraphStore, model: RoleModel, n: int, out: Path, *, batch: int = 5, seed: int = 0
+    store: GraphStore,
+    model: RoleModel,
+    n: int,
+    out: Path,
+    *,
+    batch: int = 5,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+    max_per_shape: int = 3,
 ) -> dict[str, Any]:
-    """Generate, filter and write up to `n` pairs; returns counts and rejection reasons."""
+    """Generate, filter and write up to `n` pairs; returns counts and rejection reasons.
+
+    A pair is kept when its question is new, its Cypher (fences and `;` removed) passes the
+    guard (read-only, schema, EXPLAIN) and, run, returns at least one row with a value (a
+    count of 0 or a row of nulls says the query matched nothing). At most `max_per_shape`
+    pairs share one query shape (the guard's form, literals lifted into parameters), so a
+    model that keeps copying one example cannot fill the set with it.
+    """
+    t0 = time.perf_counter()
     guard = GraphGuard(store)
     spec = store.spec
     names = [e[2] for e in store.entities()]
     rng = random.Random(seed)
     kept: list[_Pair] = []
     seen: set[str] = set()
-    generated, rejected = 0, {"guard": 0, "no_rows": 0, "error": 0, "duplicate": 0}
+    shapes: dict[str, int] = {}
+    generated = 0
+    rejected = {"duplicate": 0, "guard": 0, "no_rows": 0, "error": 0, "model_error": 0}
+    rejected["same_shape"] = 0
     calls = 0
-    while len(kept) < n and calls < max(3, 2 * n // batch + 2):
+    while len(kept) < n and calls < max(3, 3 * n // batch + 2):  # ~1 in 3 pairs survives
         calls += 1
         values = ", ".join(repr(v) for v in rng.sample(names, min(8, len(names))))
         prompt = render("graph_synth", schema=spec.describe(), examples=examples_text(spec),
@@ -54,10 +75,16 @@ def synthesise(
             got = structured(model, [Message("user", prompt)], _Pairs, max_tokens=1200,
                              temperature=0.7, use_cache=False)  # fmt: skip
         except ModelError:
-            rejected["error"] += 1
+            rejected["model_error"] += 1
             continue
+        before = len(kept)
         for pair in got.pairs:
+            if len(kept) >= n:
+                break
             generated += 1
+            pair = _Pair(
+                question=" ".join(pair.question.split()), cypher=extract_cypher(pair.cypher)
+            )
             key = pair.question.strip().lower()
             if key in seen:
                 rejected["duplicate"] += 1
@@ -72,10 +99,19 @@ def synthesise(
             except GraphQueryError:
                 rejected["error"] += 1
                 continue
-            if not rows.rows:
+            if not any(_has_value(x) for r in rows.rows for x in r):
                 rejected["no_rows"] += 1
                 continue
+            if shapes.get(v.cypher, 0) >= max_per_shape:
+                rejected["same_shape"] += 1
+                continue
+            shapes[v.cypher] = shapes.get(v.cypher, 0) + 1
             kept.append(pair)
+        if progress is not None:
+            took = round(time.perf_counter() - t0)
+            progress(
+                f"call {calls}: kept {len(kept) - before} of {len(got.pairs)} ({len(kept)}/{n}, {took}s)"
+            )
     system = SYSTEM.format(schema=spec.describe())
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as f:
@@ -87,4 +123,10 @@ def synthesise(
             ]
             f.write(json.dumps({"messages": msgs}, ensure_ascii=False) + "\n")
     return {"generated": generated, "kept": min(len(kept), n), "rejected": rejected,
-            "model_calls": calls, "out": str(out)}  # fmt: skip
+            "model_calls": calls, "seconds": round(time.perf_counter() - t0, 1),
+            "out": str(out)}  # fmt: skip
+
+
+def _has_value(x: Any) -> bool:
+    """False for what an empty match leaves behind: null, 0, "", [] or {}."""
+    return x not in (None, 0, "", [], {}) and x is not False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import graph_films  # registered by conftest.py
+import graph_films  # type: ignore[import-not-found]  # registered by conftest.py
 import pytest
 
 from footnote.index.cypher_guard import GraphGuard

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import graph_films  # registered by conftest.py
+import graph_films  # type: ignore[import-not-found]  # registered by conftest.py
 import pytest
 from typer.testing import CliRunner
 

@@ -110,7 +110,8 @@ async def test_empty_result_is_no_rows(films: LadybugGraph, films_index: EntityI
     events = await ask(p, "Which films come from the far future?")
     assert p.outcome.status == "no_rows"
     final = next(e for e in events if isinstance(e, Final))
-    assert final.answer.status == "no_evidence" and final.answer.reason.startswith("no_rows")
+    assert final.answer.status == "no_evidence"
+    assert (final.answer.reason or "").startswith("no_rows")
 
 
 async def test_permissions_filter_template_and_generated(

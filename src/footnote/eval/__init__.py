@@ -1,0 +1,1 @@
+"""Evaluation harness (L7): datasets, metrics, stored runs, diffs and reports for `footnote eval`."""

@@ -1,0 +1,200 @@
+"""Loaders on tiny inline fixtures in the shared-data layout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from footnote.errors import UsageError
+from footnote.eval.loaders import load_dataset
+from footnote.eval.verifier import evaluate_verifier, load_claims
+
+PAPER = "Introduction\nWe study fusion of rankings for retrieval. It works well in practice today.\nResults\nHybrid retrieval reached a recall of 0.74 on the test set, ahead of BM25."
+
+
+@pytest.fixture()
+def data(tmp_path: Path) -> Path:
+    q = tmp_path / "data" / "qasper-partial"
+    q.mkdir(parents=True)
+    leval = {
+        "instructions": ["What recall did hybrid reach?", "Who funded it?"],
+        "outputs": ["0.74", "Unanswerable"],
+        "input": PAPER,
+    }
+    (q / "leval_scientific_qa.jsonl").write_text(json.dumps(leval) + "\n")
+    dev = {
+        "x1": {
+            "article_id": "2001.1",
+            "text": "What recall did hybrid reach?",
+            "extractive_spans": ["0.74"],
+            "evidence": [
+                "Hybrid retrieval reached a recall of 0.74 on the test set, ahead of BM25."
+            ],
+            "highlighted_evidence": [],
+        }
+    }
+    (q / "qasper_dev_extractive_questions.json").write_text(json.dumps(dev))
+    hf = {
+        "id": "1909.1",
+        "title": "T",
+        "abstract": "A.",
+        "full_text": {"section_name": ["Intro"], "paragraphs": [["P one.", "P two."]]},
+        "qas": {
+            "question": ["Is it good?", "What GPU?"],
+            "question_id": ["aaaaaaaa1", "bbbbbbbb2"],
+            "answers": [
+                {
+                    "answer": [
+                        {
+                            "unanswerable": False,
+                            "yes_no": True,
+                            "extractive_spans": [],
+                            "free_form_answer": "",
+                            "evidence": ["P one."],
+                        }
+                    ]
+                },
+                {
+                    "answer": [
+                        {
+                            "unanswerable": True,
+                            "yes_no": None,
+                            "extractive_spans": [],
+                            "free_form_answer": "",
+                            "evidence": [],
+                        }
+                    ]
+                },
+            ],
+        },
+    }
+    (q / "qasper_train_sample10_hf_format.jsonl").write_text(
+        json.dumps(hf, indent=2) + "\n" + json.dumps({**hf, "id": "1909.2"}, indent=2)
+    )
+    official = {
+        "1909.3": {
+            "title": "T",
+            "abstract": "A.",
+            "full_text": [{"section_name": "Intro", "paragraphs": ["P one."]}],
+            "qas": [
+                {
+                    "question": "What?",
+                    "question_id": "cccccccc3",
+                    "answers": [
+                        {
+                            "answer": {
+                                "unanswerable": False,
+                                "yes_no": None,
+                                "extractive_spans": ["P one"],
+                                "free_form_answer": "",
+                                "evidence": ["P one."],
+                            }
+                        }
+                    ],
+                }
+            ],
+        }
+    }
+    (q / "qasper_sample_small_official_format.json").write_text(json.dumps(official))
+    p = tmp_path / "data" / "paperqa-stub-papers"
+    p.mkdir()
+    rows = [
+        {
+            "id": "p1",
+            "doc": "a.md",
+            "question": "Which page has 'Deep learning is great.'?",
+            "expect": {"page": 2},
+        },
+        {"id": "p2", "doc": "a.md", "question": "Jupiter?", "expect": {"refuse": True}},
+        {
+            "id": "p3",
+            "doc": "a.md",
+            "question": "XAI?",
+            "expect": {"answer_contains_any": ["explainable AI"]},
+        },
+    ]
+    (p / "questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    return tmp_path / "data"
+
+
+def test_qasper_leval_materialises_markdown_and_joins_evidence(data: Path, tmp_path: Path) -> None:
+    ds = load_dataset("qasper-leval", data_dir=data, cache_dir=tmp_path / "cache")
+    first, second = ds.cases
+    md = Path(first.paper).read_text()
+    assert md.startswith("## Introduction") and "## Results" in md
+    assert first.answer == "0.74" and first.accept == ("0.74",)
+    assert first.evidence[0].quote.startswith("Hybrid retrieval")
+    assert second.unanswerable and second.type == "unanswerable"
+
+
+def test_qasper_hf_and_official_formats(data: Path, tmp_path: Path) -> None:
+    train = load_dataset("qasper-train", data_dir=data, cache_dir=tmp_path / "c")
+    assert len(train.cases) == 4
+    yes, gpu = train.cases[:2]
+    assert yes.answer == "Yes" and gpu.unanswerable
+    assert "## Intro" in Path(yes.paper).read_text()
+    official = load_dataset("qasper-official", data_dir=data, cache_dir=tmp_path / "c")
+    assert official.cases[0].accept == ("P one",)
+
+
+def test_paperqa_pages_and_refusals(data: Path, tmp_path: Path) -> None:
+    ds = load_dataset("paperqa", data_dir=data, cache_dir=tmp_path)
+    page, refuse, xai = ds.cases
+    assert page.evidence[0].page == 2 and page.evidence[0].quote == "Deep learning is great."
+    assert refuse.unanswerable
+    assert xai.accept == ("explainable AI",)
+    assert ds.paper_path(xai) == (data / "paperqa-stub-papers" / "a.md").resolve()
+
+
+def test_unknown_dataset_names_the_loaders(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="qasper-leval"):
+        load_dataset("nope", data_dir=tmp_path, cache_dir=tmp_path)
+
+
+def test_claims_and_deterministic_verifier(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        json.dumps(
+            {
+                "doc_id": 1,
+                "abstract": ["Hybrid retrieval reached a recall of 0.74.", "BM25 got 0.61."],
+            }
+        )
+        + "\n"
+        + json.dumps({"doc_id": 2, "abstract": ["Cats sleep a lot."]})
+        + "\n"
+    )
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text(
+        json.dumps(
+            {
+                "id": 1,
+                "claim": "Hybrid retrieval reached a recall of 0.74 [<|cit|>].",
+                "evidence": {"1": [{"sentences": [0], "label": "SUPPORT"}]},
+                "cited_doc_ids": [1],
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "id": 2,
+                "claim": "Hybrid retrieval reached a recall of 0.93.",
+                "evidence": {"1": [{"sentences": [0], "label": "REFUTE"}]},
+                "cited_doc_ids": [1],
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {"id": 3, "claim": "Dogs bark at night.", "evidence": {}, "cited_doc_ids": [2]}
+        )
+        + "\n"
+    )
+    items = load_claims(claims, corpus)
+    assert [i.label for i in items] == ["SUPPORT", "REFUTE", "NEI"]
+    assert "<|" not in items[0].claim
+    result = evaluate_verifier(items, judge=None)
+    assert result["deterministic"] == {"accuracy": 1.0, "precision": 1.0, "recall": 1.0, "f1": 1.0}
+    with_judge = evaluate_verifier(items, judge=lambda claim, passage: 0.9)
+    assert with_judge["judge"]["precision"] == 0.5  # the judge says yes to the unrelated claim too
