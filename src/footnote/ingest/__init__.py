@@ -6,6 +6,8 @@ Public API: `parse_file`, `discover`, `SUPPORTED_SUFFIXES`. Everything raised on
 
 from __future__ import annotations
 
+import re
+
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -109,6 +111,9 @@ def _read(path: Path, settings: IngestSettings) -> bytes:
         raise IngestError(f"{path}: cannot read ({exc.strerror})", path=str(path)) from None
 
 
+_HTML_START = re.compile(r"\A\s*(?:<!doctype\s+html|<html[\s>])", re.IGNORECASE)
+
+
 def _parse(
     path: Path, data: bytes, kind: SourceKind, settings: IngestSettings, password: str | None
 ) -> Document:
@@ -123,6 +128,9 @@ def _parse(
         warnings += parsed.warnings
     else:
         text = decode(data)
+        if kind == "text" and _HTML_START.match(text):
+            kind = "html"  # an HTML page saved as .txt: parse its markup, don't index it
+            warnings.append("file is HTML despite its .txt name; parsed as HTML")
         if kind == "html":
             raw, title = parse_html(text)
         elif kind == "md":

@@ -123,3 +123,18 @@ def test_binary_junk_does_not_crash(tmp_path: Path, payload: bytes) -> None:
     p.write_bytes(payload)
     doc = parse_file(p, SETTINGS)
     assert all("\x00" not in b.text for b in doc.blocks)
+
+
+def test_html_saved_as_txt_is_parsed_as_html(tmp_path: Path) -> None:
+    page = tmp_path / "page.txt"
+    page.write_text(
+        "<!DOCTYPE html><html><head><title>Bates</title><meta charset='utf-8'></head><body>"
+        "<h1>Frederick Bates</h1><p>Frederick Bates was the second Governor of Missouri, "
+        "in office from 1824 to 1825.</p></body></html>",
+        encoding="utf-8",
+    )
+    doc = parse_file(page, IngestSettings())
+    assert doc.source.kind == "html"
+    assert any("HTML" in w for w in doc.source.warnings)
+    assert not any("<meta" in b.text or "<p>" in b.text for b in doc.blocks)
+    assert any("second Governor of Missouri" in b.text for b in doc.blocks)
