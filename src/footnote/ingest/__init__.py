@@ -6,9 +6,8 @@ Public API: `parse_file`, `discover`, `SUPPORTED_SUFFIXES`. Everything raised on
 
 from __future__ import annotations
 
-import re
-
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
