@@ -7,12 +7,21 @@ projected to 384-d plus noise, unit-normalised; as in research/infra.md), not re
 block vectors; query text is 6 words of a block. Latencies exclude the query embedding, which
 is measured separately with the real e5 model.
 
-Usage: python bench/retrieval_scale.py [--sizes 10000 100000] [--queries 200]
+Lexical search is timed against the previous strategy (OR of every term, every match joined
+to blocks/sources and filtered before bm25 sorting) on the same data in the same process,
+query by query interleaved, so load on this shared machine hits both alike; the 1-minute load
+average is sampled around every measurement. Note: the Zipf draw is capped at the last
+pseudo-word, so `w49999…` is the most frequent token and sits in every block (a worst case for
+OR queries: the old strategy scores every row).
+
+Usage: python bench/retrieval_scale.py [--sizes 10000 100000] [--queries 200] [--reps 2]
+       [--million] [--lexical-only] [--keep DIR]  (DIR: reuse/keep s<n>.db stores)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import sys
@@ -26,7 +35,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import pct
 from footnote.config import RetrievalSettings
 from footnote.index import Searcher, SearchFilters
+from footnote.index.filters import all_where
 from footnote.index.lexical import SqliteLexical
+from footnote.index.tokens import fts_match
 from footnote.index.vectors import SqliteVectors
 from footnote.store import SqliteStore
 from footnote.types import Block, Document, Source, make_block_id, sha256_hex
@@ -77,13 +88,46 @@ def timed(fn, qs):  # type: ignore[no-untyped-def]
     return lat, out
 
 
-def run(n: int, n_queries: int, tmp: Path) -> dict[str, float]:
-    rng = np.random.default_rng(n)
-    store = SqliteStore(tmp / f"s{n}.db")
-    texts = words(rng, n)
-    vecs = structured(n, rng)
-    res: dict[str, float] = {"n": n}
-    t0 = time.perf_counter()
+LOADS: list[float] = []
+
+
+def load() -> float:
+    LOADS.append(os.getloadavg()[0])
+    return LOADS[-1]
+
+
+def old_lexical(store: SqliteStore, query: str, n: int, f: SearchFilters) -> list:  # type: ignore[type-arg]
+    """The previous strategy: OR of all terms; every match joined, filtered, bm25-sorted."""
+    match = fts_match(query)
+    if match is None:
+        return []
+    where, params = all_where(f)
+    sql = (
+        "SELECT f.rowid, bm25(blocks_fts, 0.5, 1.0, 1.0, 0.0) AS r FROM blocks_fts f "
+        "JOIN index_blocks ib ON ib.key = f.rowid JOIN blocks b ON b.id = ib.block_id "
+        f"JOIN sources s ON s.id = b.source_id WHERE blocks_fts MATCH ? AND {where} "
+        "ORDER BY r LIMIT ?"
+    )
+    with store.lock:
+        return store.conn.execute(sql, [match, *params, n]).fetchall()
+
+
+def interleaved(fns, qs, reps):  # type: ignore[no-untyped-def]
+    """Latencies (ms) and last results per function, each query run by all in turn."""
+    lat: dict[str, list[float]] = {k: [] for k in fns}
+    out: dict[str, list[object]] = {k: [] for k in fns}
+    for r in range(reps):
+        for q in qs:
+            for name, fn in fns.items():
+                t0 = time.perf_counter()
+                res = fn(q)
+                lat[name].append((time.perf_counter() - t0) * 1000)
+                if r == reps - 1:
+                    out[name].append(res)
+    return lat, out
+
+
+def build(n: int, rng: np.random.Generator, store: SqliteStore, texts: list[str]) -> list[Block]:
     all_blocks = []
     for s in range(0, n, PER_SOURCE):
         sha = sha256_hex(f"{n}-{s}".encode())
@@ -109,14 +153,84 @@ def run(n: int, n_queries: int, tmp: Path) -> dict[str, float]:
         )
         store.save_document(Document(src, blocks))
         all_blocks.extend(blocks)
-    res["store_s"] = time.perf_counter() - t0
+    return all_blocks
+
+
+def lexical_bench(store: SqliteStore, qt: list[str], reps: int, n: int) -> dict[str, float]:
+    res: dict[str, float] = {}
     lex = SqliteLexical(store)
+    first = store.conn.execute("SELECT id FROM sources ORDER BY id LIMIT 1").fetchone()[0]
+    filters = {
+        "": SearchFilters(),
+        "_acl": SearchFilters(user_groups=()),  # half the sources are restricted
+        "_src": SearchFilters(source_ids=(first,)),
+        "_sec": SearchFilters(section_prefix=("section 3",), user_groups=("odd",)),
+    }
+    n_old = min(len(qt), 200 if n < 100_000 else 50 if n < 1_000_000 else 20)  # old: slow
+    for tag, f in filters.items():
+        lex.search(qt[0], 50, f)  # warm the df cache entries of the scope tokens
+        load()
+        fns = {"new": lambda q, f=f: lex.search(q, 50, f)}
+        if tag in ("", "_acl"):
+            fns["old"] = lambda q, f=f: old_lexical(store, q, 50, f)
+        lat, out = interleaved(fns, qt[:n_old] if "old" in fns else qt, reps)
+        res[f"lexical{tag}_p50"], res[f"lexical{tag}_p95"] = (
+            pct(lat["new"], 50),
+            pct(lat["new"], 95),
+        )
+        if "old" in fns:
+            new = lat["new"][: len(lat["old"])]
+            res[f"old_lexical{tag}_p50"] = pct(lat["old"], 50)
+            res[f"old_lexical{tag}_p95"] = pct(lat["old"], 95)
+            res[f"speedup{tag}_p50"] = pct(lat["old"], 50) / pct(new, 50)
+            res[f"top10_overlap{tag}"] = float(
+                np.mean(
+                    [
+                        len({k for k, _ in a[:10]} & {k for k, *_ in b[:10]}) / max(1, len(b[:10]))
+                        for a, b in zip(out["new"], out["old"], strict=False)
+                    ]
+                )
+            )
+        res[f"load{tag}"] = (LOADS[-1] + load()) / 2
+    return res
+
+
+def run(n: int, n_queries: int, reps: int, tmp: Path, lexical_only: bool) -> dict[str, float]:
+    rng = np.random.default_rng(n)
+    path = tmp / f"s{n}.db"
+    reuse = path.exists()
+    texts = words(rng, n)
     t0 = time.perf_counter()
-    keymap, _ = lex.add(all_blocks)
-    res["fts_s"] = time.perf_counter() - t0
-    keys = [keymap[b.id] for b in all_blocks]
+    store = SqliteStore(path)  # a kept pre-0003 store is migrated here
+    res: dict[str, float] = {"n": n, "open_or_migrate_s": time.perf_counter() - t0}
+    lex = SqliteLexical(store)
+    if not reuse:
+        t0 = time.perf_counter()
+        all_blocks = build(n, rng, store, texts)
+        res["store_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        keymap, _ = lex.add(all_blocks)
+        res["fts_s"] = time.perf_counter() - t0
+    qi = rng.choice(n, n_queries, replace=False)
+    # query words: 6 from the block, skipping the 100 most frequent pseudo-words (the query
+    # builder drops real stop words the same way)
+    head = {f"w{i}" + "abcdefghij"[i % 10] * (1 + i % 4) for i in range(100)}
+    qt = []
+    for j, i in enumerate(qi):
+        content = [w for w in texts[i].split() if w not in head] or texts[i].split()
+        qt.append(" ".join(rng.choice(content, 6)) + f" #{j}")
+    res.update(lexical_bench(store, qt, reps, n))
+    if lexical_only:
+        store.close()
+        res["db_mb"] = sum(p.stat().st_size for p in tmp.glob(f"s{n}.db*")) / 2**20
+        res["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return res
+    vecs = structured(n, rng)
+    ids = [r[0] for r in store.conn.execute("SELECT key FROM index_blocks ORDER BY key")]
+    keys = ids if reuse else [keymap[b.id] for b in all_blocks]
     base = RetrievalSettings(ann_threshold=n + 1, k=10)
-    exact = SqliteVectors(store, "synthetic", DIM, base, tmp / f"idx{n}")
+    # separate folders: a below-threshold instance deletes the HNSW file it finds
+    exact = SqliteVectors(store, "synthetic", DIM, base, tmp / f"idx{n}_exact")
     t0 = time.perf_counter()
     for i in range(0, n, 10_000):
         exact.put(
@@ -135,45 +249,59 @@ def run(n: int, n_queries: int, tmp: Path) -> dict[str, float]:
     t0 = time.perf_counter()
     ann2.refresh()  # reopen: load matrix + mmap view
     res["reopen_s"] = time.perf_counter() - t0
-    qi = rng.choice(n, n_queries, replace=False)
+    # incremental refresh: one more source's vectors appear
+    extra = keys[-PER_SOURCE:]
+    store.conn.execute(
+        f"DELETE FROM block_vectors WHERE key IN ({','.join('?' * len(extra))})", extra
+    )
+    exact.refresh()
+    ann2.refresh()
+    exact.put(extra, [f"h{k}" for k in extra], vecs[-PER_SOURCE:])
+    t0 = time.perf_counter()
+    exact.refresh()
+    res["refresh_100_added_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ann2.refresh()  # the same, plus adding them to the HNSW file (load, add, save)
+    res["refresh_100_added_hnsw_s"] = time.perf_counter() - t0
     qv = vecs[qi] + 0.3 * structured(n_queries, rng)
     qv /= np.linalg.norm(qv, axis=1, keepdims=True)
-    # query words: 6 from the block, skipping the 100 most frequent pseudo-words (the query
-    # builder drops real stop words the same way)
-    head = {f"w{i}" + "abcdefghij"[i % 10] * (1 + i % 4) for i in range(100)}
-    qt = []
-    for j, i in enumerate(qi):
-        content = [w for w in texts[i].split() if w not in head] or texts[i].split()
-        qt.append(" ".join(rng.choice(content, 6)) + f" #{j}")
     f0 = SearchFilters()
-    lat, _ = timed(lambda q: lex.search(q, 50, f0), qt)
-    res["lexical_p50"], res["lexical_p95"] = pct(lat, 50), pct(lat, 95)
-    lat, ex = timed(lambda v: exact.search(v, 10, f0), qv)
+    acl = SearchFilters(user_groups=())  # half the sources are restricted
+    load()
+    lat, ex = timed(lambda v: exact.search(v, 10, f0), list(qv) * reps)
     res["exact_p50"], res["exact_p95"] = pct(lat, 50), pct(lat, 95)
-    lat, ap = timed(lambda v: ann.search(v, 10, f0), qv)
+    lat, _ = timed(lambda v: exact.search(v, 10, acl), list(qv) * reps)
+    res["exact_acl_p50"], res["exact_acl_p95"] = pct(lat, 50), pct(lat, 95)
+    lat, ap = timed(lambda v: ann.search(v, 10, f0), list(qv) * reps)
     res["ann_p50"], res["ann_p95"] = pct(lat, 50), pct(lat, 95)
     res["ann_recall@10"] = float(
         np.mean(
             [len({k for k, _ in a} & {k for k, _ in e}) / 10 for a, e in zip(ap, ex, strict=True)]
         )
     )
-    acl = SearchFilters(user_groups=())  # half the sources are restricted
-    lat, apf = timed(lambda v: ann.search(v, 10, acl), qv)
+    lat, apf = timed(lambda v: ann.search(v, 10, acl), list(qv) * reps)
     res["ann_acl_p50"], res["ann_acl_p95"] = pct(lat, 50), pct(lat, 95)
-    _, exf = timed(lambda v: exact.search(v, 10, acl), qv)
+    _, exf = timed(lambda v: exact.search(v, 10, acl), list(qv) * reps)
     res["ann_acl_recall@10"] = float(
         np.mean(
             [len({k for k, _ in a} & {k for k, _ in e}) / 10 for a, e in zip(apf, exf, strict=True)]
         )
     )
+    res["load_vec"] = (LOADS[-1] + load()) / 2
     emb = LookupEmbedder()
     emb.table = {t: v for t, v in zip(qt, qv, strict=True)}
     idx_dir = tmp / f"idx{n}"
-    for name, st in [("hybrid_exact", base), ("hybrid_ann", ann_settings)]:
-        s = Searcher(store, emb, st, idx_dir)
+    for name, st, folder in [
+        ("hybrid_exact", base, tmp / f"idx{n}_exact"),
+        ("hybrid_ann", ann_settings, idx_dir),
+    ]:
+        s = Searcher(store, emb, st, folder)
         s.search(qt[0])
-        lat, _ = timed(lambda q, s=s: s.search(q, k=10), qt)
+        lat, _ = timed(lambda q, s=s: s.search(q, k=10), qt * reps)
         res[f"{name}_p50"], res[f"{name}_p95"] = pct(lat, 50), pct(lat, 95)
+        lat, _ = timed(lambda q, s=s: s.search(q, k=10, filters=acl), qt * reps)
+        res[f"{name}_acl_p50"], res[f"{name}_acl_p95"] = pct(lat, 50), pct(lat, 95)
+    res["load_hybrid"] = (LOADS[-1] + load()) / 2
     store.close()
     db = sum(p.stat().st_size for p in tmp.glob(f"s{n}.db*"))
     res["db_mb"] = db / 2**20
@@ -202,29 +330,41 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--reps", type=int, default=2, help="passes over the query set")
     ap.add_argument("--million", action="store_true", help="also run 1M (long: see report)")
+    ap.add_argument("--lexical-only", action="store_true", help="skip vectors (e.g. at 1M)")
+    ap.add_argument("--keep", type=Path, help="keep (and reuse) the stores in this folder")
+    ap.add_argument("--no-e5", action="store_true", help="skip timing the e5 query embedding")
     a = ap.parse_args()
     sizes = a.sizes + ([1_000_000] if a.million else [])
-    print(f"cpus={os.cpu_count()}")
+    print(f"cpus={os.cpu_count()} load={os.getloadavg()}")
     rows = []
     with tempfile.TemporaryDirectory() as d:
+        folder = a.keep or Path(d)
+        folder.mkdir(parents=True, exist_ok=True)
         for n in sizes:
-            r = run(n, a.queries, Path(d))
+            r = run(n, a.queries, a.reps, folder, a.lexical_only)
             rows.append(r)
-            print({k: round(v, 3) for k, v in r.items()}, flush=True)
-    keys = [k for k in rows[0] if k != "n"]
+            print(json.dumps({k: round(v, 3) for k, v in r.items()}), flush=True)
+    keys = list(dict.fromkeys(k for r in rows for k in r if k != "n"))
     print("\n| metric | " + " | ".join(f"{int(r['n']):,}" for r in rows) + " |")
     print("|---|" + "---|" * len(rows))
     for k in keys:
-        print(f"| {k} | " + " | ".join(f"{r[k]:.3g}" for r in rows) + " |")
+        print(f"| {k} | " + " | ".join(f"{r[k]:.3g}" if k in r else "" for r in rows) + " |")
     big = rows[-1]
     per_m = 1_000_000 / big["n"]
     print(
-        f"\nper 1M blocks (linear from {int(big['n']):,}): db {big['db_mb'] * per_m / 1024:.1f} GiB, "
-        f"hnsw {big['hnsw_mb'] * per_m / 1024:.2f} GiB, matrix {big['matrix_mb'] * per_m / 1024:.2f} GiB"
+        f"\nper 1M blocks (linear from {int(big['n']):,}): db {big['db_mb'] * per_m / 1024:.1f} GiB"
     )
-    p50, p95 = e5_query_time()
-    print(f"e5 query embedding: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+    if "hnsw_mb" in big:
+        print(
+            f"hnsw {big['hnsw_mb'] * per_m / 1024:.2f} GiB, "
+            f"matrix {big['matrix_mb'] * per_m / 1024:.2f} GiB"
+        )
+    print(f"load average (1 min) during measurements: {min(LOADS):.1f}–{max(LOADS):.1f}")
+    if not a.no_e5:
+        p50, p95 = e5_query_time()
+        print(f"e5 query embedding: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
 
 
 if __name__ == "__main__":

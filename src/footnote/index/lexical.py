@@ -1,24 +1,79 @@
-"""SQLite FTS5 lexical backend (`blocks_fts`, keys in `index_blocks`; migration 0002)."""
+"""SQLite FTS5 lexical backend (`blocks_fts`, keys in `index_blocks`; migrations 0002, 0003).
+
+A search is one FTS5 query: `MATCH` holds the (pruned) query terms and every filter as scope
+tokens (see `scope`), the page range is a condition on the UNINDEXED `page` column, and FTS5
+itself ranks (`rank MATCH 'bm25(…)' ORDER BY rank LIMIT n`), so nothing is joined or
+filtered after ranking and only the `n` returned rows are ever looked at again. SQL applies
+the page condition to rows in rank order before counting them against LIMIT, so it too
+removes rows before the top n is taken, never after.
+
+Cost is dominated by the posting lists FTS5 walks (bm25() counts every phrase's rows for its
+idf, then scores every matching row), so query terms are pruned rarest-first to a budget of
+summed document frequencies (`scope.prune_terms`). A term's frequency is counted with a
+MATCH capped at the budget (cached); only when every term is over it are exact counts read
+from an `fts5vocab` table (a whole posting-list walk, cached), keyed by the porter stems the
+index holds (found by tokenizing the terms in a TEMP FTS5 table with the same tokenizer).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from footnote.index.filters import SearchFilters, all_where
-from footnote.index.tokens import fts_columns, fts_match, mark_cjk, query_terms
+from footnote.index.filters import SearchFilters
+from footnote.index.scope import BM25_WEIGHTS, TEXT_COLUMNS, plan, prune_terms, scope_clauses
+from footnote.index.tokens import fts_columns, fts_match, mark_cjk, match_terms, query_terms
 from footnote.store import SqliteStore
 from footnote.types import Block
 
-BM25_WEIGHTS = (0.5, 1.0, 1.0)
-"""bm25() column weights: section path, body (text + table), jieba CJK words."""
 HL = ("«", "»")
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+MAX_POSTINGS = 20_000
+"""Default budget of summed document frequencies of the query terms kept (see module doc):
+bm25() took 2.5-3.5 µs per matching row on the shared 2-core bench host (load 5-10), so 20k
+bounds the scoring to tens of ms. An index under 20k rows never loses a term."""
+SOURCE_FILTER_FACTOR = 20
+"""With `source_ids` only the named sources' rows are scored; what remains is bm25()'s idf
+count, a cheap walk of each term's posting list, so the budget is this many times larger."""
+LAZY_FRACTION = 0.05
+"""AND filters on at least this fraction of rows are checked on the scope text (`scope.plan`)."""
+RANK = f"bm25({', '.join(str(w) for w in BM25_WEIGHTS)})"
+_INSERT = (
+    "INSERT INTO blocks_fts(rowid, section, body, cjk, scope, page) "
+    "SELECT key, ?, ?, ?, scope, page FROM index_scope WHERE key = ?"
+)
+_CACHE_MAX = 100_000
+
+
+def _varint(buf: bytes) -> int:
+    """SQLite's big-endian varint at the start of `buf`."""
+    out = 0
+    for i, byte in enumerate(buf[:9]):
+        if i == 8:
+            return (out << 8) | byte
+        out = (out << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return out
 
 
 class SqliteLexical:
     """`LexicalBackend` on the store's own SQLite connection."""
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(
+        self,
+        store: SqliteStore,
+        *,
+        max_postings: int | None = MAX_POSTINGS,
+        lazy_fraction: float = LAZY_FRACTION,
+    ) -> None:
         self.store = store
+        self.max_postings = max_postings
+        self.lazy_fraction = lazy_fraction
+        self._counts: dict[str, tuple[int, int]] = {}
+        self._stems: dict[str, tuple[str, ...]] = {}
+        self._df: dict[str, int] = {}
+        self._df_rows = 0
+        self._temp_ready = False
 
     def add(self, blocks: Sequence[Block]) -> tuple[dict[str, int], int]:
         """Register keys and FTS rows for blocks not yet indexed (one transaction);
@@ -36,10 +91,7 @@ class SqliteLexical:
                         cur = conn.execute(
                             "INSERT INTO index_blocks(block_id) VALUES (?)", (block.id,)
                         )
-                        conn.execute(
-                            "INSERT INTO blocks_fts(rowid, section, body, cjk) VALUES (?,?,?,?)",
-                            (cur.lastrowid, section, body, cjk),
-                        )
+                        conn.execute(_INSERT, (section, body, cjk, cur.lastrowid))
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
@@ -48,7 +100,7 @@ class SqliteLexical:
         return known, len(todo)
 
     def rebuild(self) -> None:
-        """Rewrite every FTS row from the stored blocks (after a tokenizer change)."""
+        """Rewrite every FTS row (text and scope) from the stored blocks and sources."""
         conn = self.store.conn
         with self.store.lock:
             rows = conn.execute("SELECT key, block_id FROM index_blocks").fetchall()
@@ -57,8 +109,7 @@ class SqliteLexical:
             try:
                 conn.execute("DELETE FROM blocks_fts")
                 conn.executemany(
-                    "INSERT INTO blocks_fts(rowid, section, body, cjk) VALUES (?,?,?,?)",
-                    [(k, *fts_columns(blocks[b])) for k, b in rows if b in blocks],
+                    _INSERT, [(*fts_columns(blocks[b]), k) for k, b in rows if b in blocks]
                 )
                 conn.execute("COMMIT")
             except BaseException:
@@ -90,21 +141,102 @@ class SqliteLexical:
         return out
 
     def search(self, query: str, n: int, filters: SearchFilters) -> list[tuple[int, float]]:
-        """BM25 top-n with every filter in the WHERE clause; score = -bm25 (higher is better)."""
-        match = fts_match(query)
-        if match is None:
+        """BM25 top-n with every filter inside the FTS5 query; score = -bm25 (higher is better)."""
+        terms = match_terms(query)
+        if not terms or n <= 0:
             return []
-        where, params = all_where(filters)
-        w = ",".join(str(x) for x in BM25_WEIGHTS)
-        sql = (
-            f"SELECT f.rowid, bm25(blocks_fts, {w}) AS r FROM blocks_fts f "
-            "JOIN index_blocks ib ON ib.key = f.rowid JOIN blocks b ON b.id = ib.block_id "
-            f"JOIN sources s ON s.id = b.source_id WHERE blocks_fts MATCH ? AND {where} "
-            "ORDER BY r LIMIT ?"
-        )
+        sql = "SELECT rowid, rank FROM blocks_fts WHERE blocks_fts MATCH ? AND rank MATCH ?"
         with self.store.lock:
-            rows = self.store.conn.execute(sql, [match, *params, n]).fetchall()
-        return [(int(k), -float(r)) for k, r in rows]
+            expr, cond, params = self.plan(terms, filters)
+            if cond:
+                sql += f" AND {cond}"
+            if filters.pages is not None:
+                sql += " AND page BETWEEN ? AND ?"
+                params += [filters.pages[0], filters.pages[1]]
+            rows = self.store.conn.execute(f"{sql} ORDER BY rank LIMIT ?", [expr, RANK, *params, n])
+            return [(int(k), -float(r)) for k, r in rows.fetchall()]
+
+    def plan(self, terms: Sequence[str], filters: SearchFilters) -> tuple[str, str, list[object]]:
+        """MATCH expression (pruned terms, see `scope.prune_terms`, and narrow filters) and
+        the SQL condition for broad filters (see `scope.plan`)."""
+        total = self._rows()
+        if total != self._df_rows and abs(total - self._df_rows) * 20 > total:
+            self._df.clear()
+            self._counts.clear()
+            self._df_rows = total
+        if self.max_postings is not None and len(terms) > 1:
+            budget = self.max_postings * (SOURCE_FILTER_FACTOR if filters.source_ids else 1)
+            df = {t: self._term_df(t, budget + 1) for t in terms}
+            if min(df.values()) > budget:  # all common: rank them by their exact counts
+                stems = self._stem(terms)
+                df = {t: min((self._token_df(x) for x in stems[t]), default=0) for t in terms}
+            terms = prune_terms(terms, df, budget)
+        return plan(terms, scope_clauses(filters), self._token_df, total, self.lazy_fraction)
+
+    def _term_df(self, term: str, cap: int) -> int:
+        """Rows matching a query term, counted up to `cap` (so a common term costs `cap`
+        posting-list steps, not its whole list); cached like `_token_df`."""
+        hit = self._counts.get(term)
+        if hit is None or (hit[0] >= hit[1] and hit[1] < cap):
+            if len(self._counts) > _CACHE_MAX:
+                self._counts.clear()
+            row = self.store.conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM blocks_fts WHERE blocks_fts MATCH ? LIMIT ?)",
+                (f'{TEXT_COLUMNS}: "{term.replace(chr(34), chr(34) * 2)}"', cap),
+            ).fetchone()
+            hit = (int(row[0]), cap)
+            self._counts[term] = hit
+        return min(hit[0], cap)
+
+    def _temp(self) -> None:
+        if self._temp_ready:
+            return
+        conn = self.store.conn
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.fn_terms USING fts5(t, tokenize = '{TOKENIZE}')"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fn_terms_i USING fts5vocab(temp, fn_terms, instance)"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fn_vocab USING fts5vocab(main, blocks_fts, row)"
+        )
+        self._temp_ready = True
+
+    def _rows(self) -> int:
+        """Rows in the FTS table, from its averages record (FTS5 keeps the count there)."""
+        row = self.store.conn.execute("SELECT block FROM blocks_fts_data WHERE id = 1").fetchone()
+        return _varint(bytes(row[0])) if row and row[0] else 0
+
+    def _stem(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Query term -> the tokens the index holds for it (porter stems), cached."""
+        todo = [t for t in dict.fromkeys(terms) if t not in self._stems]
+        if todo:
+            self._temp()
+            if len(self._stems) > _CACHE_MAX:
+                self._stems.clear()
+            conn = self.store.conn
+            conn.execute("DELETE FROM temp.fn_terms")
+            conn.executemany("INSERT INTO temp.fn_terms(rowid, t) VALUES (?,?)", enumerate(todo))
+            found: dict[int, list[str]] = {}
+            for doc, term in conn.execute("SELECT doc, term FROM temp.fn_terms_i"):
+                found.setdefault(int(doc), []).append(str(term))
+            conn.execute("DELETE FROM temp.fn_terms")
+            for i, t in enumerate(todo):
+                self._stems[t] = tuple(found.get(i, ()))
+        return {t: self._stems[t] for t in terms}
+
+    def _token_df(self, token: str) -> int:
+        """Rows holding an index token (cached until the row count moves by 5 %)."""
+        if token not in self._df:
+            self._temp()
+            if len(self._df) > _CACHE_MAX:
+                self._df.clear()
+            row = self.store.conn.execute(
+                "SELECT doc FROM temp.fn_vocab WHERE term = ?", (token,)
+            ).fetchone()
+            self._df[token] = int(row[0]) if row else 0
+        return self._df[token]
 
     def highlight(self, query: str, keys: Sequence[int]) -> dict[int, str]:
         """Body text with matched terms (stemmed Latin words, jieba CJK words) in « ».

@@ -193,14 +193,19 @@ def _unique(words: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(words))
 
 
+def match_terms(query: str) -> list[str]:
+    """The query's terms as matched: Latin words then CJK words, at most `MAX_QUERY_TERMS`."""
+    latin, cjk = query_terms(query)
+    return (latin + cjk)[:MAX_QUERY_TERMS]
+
+
 def fts_match(query: str) -> str | None:
     """A safe FTS5 MATCH expression (quoted terms joined by OR), or None when nothing is left.
 
     Every term is a double-quoted string with inner quotes doubled, so operators, `*`, `:`,
     parentheses, `NEAR` or column names in user text are plain words, never syntax.
     """
-    latin, cjk = query_terms(query)
-    terms = (latin + cjk)[:MAX_QUERY_TERMS]
+    terms = match_terms(query)
     if not terms:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)

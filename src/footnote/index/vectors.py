@@ -116,29 +116,31 @@ class SqliteVectors:
         return int(row[0])
 
     def refresh(self) -> None:
-        """Reload the in-memory copy (and sync the HNSW file) when the vectors changed."""
+        """Bring the in-memory copy (and the HNSW file) up to date when the vectors changed.
+
+        Incremental: one scan of the model's keys (covering primary-key index) finds what was
+        added and removed; only added rows are read, removed rows are masked out."""
         gen = self.generation()
         if gen == self._gen:
             return
-        kinds = {k: i for i, k in enumerate(BLOCK_KINDS)}
         with self.store.lock:
-            rows = self.store.conn.execute(
-                "SELECT v.key, v.vector, b.source_id, b.kind, b.page FROM block_vectors v "
-                "JOIN index_blocks ib ON ib.key = v.key JOIN blocks b ON b.id = ib.block_id "
-                "WHERE v.model = ? ORDER BY v.key",
-                (self.model,),
-            ).fetchall()
-        sources: dict[str, int] = {}
-        self.keys = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-        blob = b"".join(r[1] for r in rows)
-        self.matrix = np.frombuffer(blob, np.float32).reshape(len(rows), self.dim)
-        self._src = np.fromiter(
-            (sources.setdefault(r[2], len(sources)) for r in rows), np.int32, len(rows)
-        )
-        self._kind = np.fromiter((kinds.get(r[3], -1) for r in rows), np.int8, len(rows))
-        self._page = np.fromiter((r[4] for r in rows), np.int32, len(rows))
-        self._sources = sources
-        self._use_ann = len(rows) > self.settings.ann_threshold
+            stored = np.fromiter(
+                (
+                    r[0]
+                    for r in self.store.conn.execute(
+                        "SELECT key FROM block_vectors WHERE model = ? ORDER BY key", (self.model,)
+                    )
+                ),
+                np.int64,
+            )
+        if len(self.keys):
+            keep = np.isin(self.keys, stored, assume_unique=True)
+            if not keep.all():
+                self._take(np.flatnonzero(keep))
+        new = stored[~np.isin(stored, self.keys, assume_unique=True)]
+        if len(new):
+            self._append(new if len(new) < len(stored) // 2 else None)
+        self._use_ann = len(self.keys) > self.settings.ann_threshold
         if self._use_ann:
             if self.ann.generation() != gen:
                 self.ann.sync(self.keys, self.matrix, gen)
@@ -146,6 +148,47 @@ class SqliteVectors:
         else:
             self.ann.drop()
         self._gen = gen
+
+    def _take(self, rows: npt.NDArray[np.intp]) -> None:
+        self.keys, self.matrix = self.keys[rows], self.matrix[rows]
+        self._src, self._kind, self._page = self._src[rows], self._kind[rows], self._page[rows]
+
+    def _append(self, new: npt.NDArray[np.int64] | None) -> None:
+        """Read the rows of `new` keys (all keys when None) and merge them in key order."""
+        sql = (
+            "SELECT v.key, v.vector, b.source_id, b.kind, b.page FROM block_vectors v "
+            "JOIN index_blocks ib ON ib.key = v.key JOIN blocks b ON b.id = ib.block_id "
+            "WHERE v.model = ?"
+        )
+        order_by = " ORDER BY v.key"
+        rows: list[Any] = []
+        with self.store.lock:
+            if new is None:
+                rows = self.store.conn.execute(sql + order_by, (self.model,)).fetchall()
+                self._take(np.zeros(0, np.intp))
+            else:
+                for i in range(0, len(new), 500):
+                    chunk = [int(k) for k in new[i : i + 500]]
+                    rows += self.store.conn.execute(
+                        f"{sql} AND v.key IN ({','.join('?' * len(chunk))}){order_by}",
+                        [self.model, *chunk],
+                    ).fetchall()
+        kinds = {k: i for i, k in enumerate(BLOCK_KINDS)}
+        codes = self._sources
+        n = len(rows)
+        keys = np.concatenate([self.keys, np.fromiter((r[0] for r in rows), np.int64, n)])
+        blob = b"".join(r[1] for r in rows)
+        added = np.frombuffer(blob, np.float32).reshape(n, self.dim)
+        matrix = np.concatenate([self.matrix, added]) if len(self.keys) else added
+        src = np.fromiter((codes.setdefault(r[2], len(codes)) for r in rows), np.int32, n)
+        kind = np.fromiter((kinds.get(r[3], -1) for r in rows), np.int8, n)
+        page = np.fromiter((r[4] for r in rows), np.int32, n)
+        self.keys, self.matrix = keys, matrix
+        self._src = np.concatenate([self._src, src])
+        self._kind = np.concatenate([self._kind, kind])
+        self._page = np.concatenate([self._page, page])
+        if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+            self._take(np.argsort(keys, kind="stable"))
 
     def sync(self) -> None:
         """Refresh now (the indexer calls this so searchers find an up-to-date HNSW file)."""
