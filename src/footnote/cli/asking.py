@@ -130,7 +130,8 @@ DEMO_QUESTIONS = (
     "How many nodes does the Semantic Scholar literature graph have?",
     "What loss function is SPECTER trained with?",
     "逐条核查把引用准确率提高到了多少？",
-    "Which GPU was used to train the entity linking model?",
+    "How much did it cost to build the literature graph, in US dollars?",
+    "Which hospital provided the patient records used in the experiments?",
 )
 
 
@@ -157,7 +158,7 @@ def demo(
             raise typer.Exit(1)
         if questions:
             out.print(
-                "\n[bold]Asking the example papers (the last question has no answer in them)[/]"
+                "\n[bold]Asking the example papers (the last two have no answer in them)[/]"
             )
             for question in DEMO_QUESTIONS:
                 out.rule(f"[bold]{escape(question)}[/]")
