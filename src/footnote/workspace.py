@@ -133,8 +133,15 @@ class Workspace:
         if self._searcher is None:
             from footnote.index import Searcher
 
+            # share the indexer's backends: one vector matrix / HNSW handle per process
+            indexer = self.indexer
             self._searcher = Searcher(
-                self.store, self.embedder, self.settings.retrieval, self.dir / "index"
+                self.store,
+                self.embedder,
+                self.settings.retrieval,
+                self.dir / "index",
+                lexical=indexer.lexical,
+                vectors=indexer.vectors,
             )
         return self._searcher
 
