@@ -55,8 +55,10 @@ def main(argv: list[str]) -> None:
         tot_pages += pages
         tot_plain += t_plain
         tot_full += t_full
-        print(f"{path.name[:48]:48} {pages:5d} {pages / t_plain:10.1f} {pages / t_full:10.1f} "
-              f"{len(doc.blocks):7d}")
+        print(
+            f"{path.name[:48]:48} {pages:5d} {pages / t_plain:10.1f} {pages / t_full:10.1f} "
+            f"{len(doc.blocks):7d}"
+        )
     if tot_pages:
         plain, full = tot_pages / tot_plain, tot_pages / tot_full
         print(f"\n{len(files)} files, {tot_pages} pages")

@@ -128,7 +128,10 @@ def bench_judge(model: LlamaCppChatModel, n: int) -> None:
     for i, (claim, passage, _) in enumerate(pairs, 1):
         scores.append(judge_support(role, claim, passage))
         if i % 10 == 0:
-            print(f"  judged {i}/{len(pairs)} ({(time.perf_counter() - t) / i:.1f} s/pair)", flush=True)
+            print(
+                f"  judged {i}/{len(pairs)} ({(time.perf_counter() - t) / i:.1f} s/pair)",
+                flush=True,
+            )
     dt = (time.perf_counter() - t) / len(pairs)
     acc05 = sum((s >= 0.5) == y for s, y in zip(scores, labels, strict=True)) / len(pairs)
     acc_best, th = best_threshold_acc(scores, labels)

@@ -271,6 +271,11 @@ def main() -> None:
     ]:
         print(fmt(name, evaluate(s, en, ids, allq, m)))
     print(fmt("hybrid, MMR off", evaluate(s, en, ids, allq, ("lexical", "vector"), mmr=False)))
+    # the in-memory bm25 index (used above `lexical_memory_threshold` blocks) on the same data
+    mem = SqliteLexical(store, memory_threshold=0, index_dir=tmp / "idx")
+    s_mem = Searcher(store, e5, RetrievalSettings(), tmp / "idx", lexical=mem)
+    print(fmt("lexical, in-memory bm25", evaluate(s_mem, en, ids, allq, ("lexical",))))
+    print(fmt("hybrid, in-memory bm25", evaluate(s_mem, en, ids, allq, ("lexical", "vector"))))
     # tune on one half (even question positions), report on the other (odd)
     grid = [
         dict(fusion=f, vector_weight=w) for f in ("rrf", "linear") for w in (1.0, 1.5, 2.0, 3.0)

@@ -7,10 +7,13 @@ projected to 384-d plus noise, unit-normalised; as in research/infra.md), not re
 block vectors; query text is 6 words of a block. Latencies exclude the query embedding, which
 is measured separately with the real e5 model.
 
-Lexical search is timed against the previous strategy (OR of every term, every match joined
-to blocks/sources and filtered before bm25 sorting) on the same data in the same process,
-query by query interleaved, so load on this shared machine hits both alike; the 1-minute load
-average is sampled around every measurement. Note: the Zipf draw is capped at the last
+Lexical search: the in-memory bm25 index (`index/bm25.py`, the default above
+`lexical_memory_threshold`) is timed against FTS5 with rarest-first term pruning (the previous
+default) on the same data in the same process, query by query interleaved, so load on this
+shared machine hits both alike; both are compared with unpruned FTS5 (the exact ranking, slow
+at scale, so on a subset of queries) for top-10 overlap and for equal top-10 score lists
+(overlap below 1 with equal scores means tied blocks ordered differently). The 1-minute load average is sampled
+around every measurement. Note: the Zipf draw is capped at the last
 pseudo-word, so `w49999…` is the most frequent token and sits in every block (a worst case for
 OR queries: the old strategy scores every row).
 
@@ -35,9 +38,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import pct
 from footnote.config import RetrievalSettings
 from footnote.index import Searcher, SearchFilters
-from footnote.index.filters import all_where
 from footnote.index.lexical import SqliteLexical
-from footnote.index.tokens import fts_match
 from footnote.index.vectors import SqliteVectors
 from footnote.store import SqliteStore
 from footnote.types import Block, Document, Source, make_block_id, sha256_hex
@@ -96,22 +97,6 @@ def load() -> float:
     return LOADS[-1]
 
 
-def old_lexical(store: SqliteStore, query: str, n: int, f: SearchFilters) -> list:  # type: ignore[type-arg]
-    """The previous strategy: OR of all terms; every match joined, filtered, bm25-sorted."""
-    match = fts_match(query)
-    if match is None:
-        return []
-    where, params = all_where(f)
-    sql = (
-        "SELECT f.rowid, bm25(blocks_fts, 0.5, 1.0, 1.0, 0.0) AS r FROM blocks_fts f "
-        "JOIN index_blocks ib ON ib.key = f.rowid JOIN blocks b ON b.id = ib.block_id "
-        f"JOIN sources s ON s.id = b.source_id WHERE blocks_fts MATCH ? AND {where} "
-        "ORDER BY r LIMIT ?"
-    )
-    with store.lock:
-        return store.conn.execute(sql, [match, *params, n]).fetchall()
-
-
 def interleaved(fns, qs, reps):  # type: ignore[no-untyped-def]
     """Latencies (ms) and last results per function, each query run by all in turn."""
     lat: dict[str, list[float]] = {k: [] for k in fns}
@@ -156,9 +141,25 @@ def build(n: int, rng: np.random.Generator, store: SqliteStore, texts: list[str]
     return all_blocks
 
 
-def lexical_bench(store: SqliteStore, qt: list[str], reps: int, n: int) -> dict[str, float]:
+def lexical_bench(
+    store: SqliteStore, qt: list[str], reps: int, n: int, folder: Path
+) -> tuple[dict[str, float], SqliteLexical]:
+    """In-memory bm25 (default above the threshold) vs FTS5 with rarest-first pruning (the
+    previous default) vs unpruned FTS5 (exact, slow: a subset of queries), interleaved."""
     res: dict[str, float] = {}
-    lex = SqliteLexical(store)
+    mem = SqliteLexical(store, memory_threshold=0, index_dir=folder / f"lex{n}")
+    t0 = time.perf_counter()
+    mem.sync()
+    res["memory_build_s"] = time.perf_counter() - t0
+    mem2 = SqliteLexical(store, memory_threshold=0, index_dir=folder / f"lex{n}")
+    t0 = time.perf_counter()
+    mem2.sync()
+    res["memory_open_s"] = time.perf_counter() - t0
+    res["memory_disk_mb"] = (
+        sum(p.stat().st_size for p in (folder / f"lex{n}" / "lexical").iterdir()) / 2**20
+    )
+    pruned = SqliteLexical(store)
+    exact = SqliteLexical(store, max_postings=None)
     first = store.conn.execute("SELECT id FROM sources ORDER BY id LIMIT 1").fetchone()[0]
     filters = {
         "": SearchFilters(),
@@ -166,33 +167,49 @@ def lexical_bench(store: SqliteStore, qt: list[str], reps: int, n: int) -> dict[
         "_src": SearchFilters(source_ids=(first,)),
         "_sec": SearchFilters(section_prefix=("section 3",), user_groups=("odd",)),
     }
-    n_old = min(len(qt), 200 if n < 100_000 else 50 if n < 1_000_000 else 20)  # old: slow
+    n_exact = min(len(qt), 200 if n < 100_000 else 50 if n < 1_000_000 else 20)
     for tag, f in filters.items():
-        lex.search(qt[0], 50, f)  # warm the df cache entries of the scope tokens
+        for lex in (mem, pruned):
+            lex.search(qt[0], 50, f)  # warm caches (masks, df counts of scope tokens)
         load()
-        fns = {"new": lambda q, f=f: lex.search(q, 50, f)}
-        if tag in ("", "_acl"):
-            fns["old"] = lambda q, f=f: old_lexical(store, q, 50, f)
-        lat, out = interleaved(fns, qt[:n_old] if "old" in fns else qt, reps)
-        res[f"lexical{tag}_p50"], res[f"lexical{tag}_p95"] = (
-            pct(lat["new"], 50),
-            pct(lat["new"], 95),
-        )
-        if "old" in fns:
-            new = lat["new"][: len(lat["old"])]
-            res[f"old_lexical{tag}_p50"] = pct(lat["old"], 50)
-            res[f"old_lexical{tag}_p95"] = pct(lat["old"], 95)
-            res[f"speedup{tag}_p50"] = pct(lat["old"], 50) / pct(new, 50)
-            res[f"top10_overlap{tag}"] = float(
-                np.mean(
-                    [
-                        len({k for k, _ in a[:10]} & {k for k, *_ in b[:10]}) / max(1, len(b[:10]))
-                        for a, b in zip(out["new"], out["old"], strict=False)
-                    ]
-                )
+        fns = {
+            "memory": lambda q, f=f: mem.search(q, 50, f),
+            "pruned": lambda q, f=f: pruned.search(q, 50, f),
+        }
+        lat, _ = interleaved(fns, qt, reps)
+        for name in fns:
+            res[f"{name}{tag}_p50"], res[f"{name}{tag}_p95"] = (
+                pct(lat[name], 50),
+                pct(lat[name], 95),
             )
+        if tag in ("", "_acl"):
+            fns["exact"] = lambda q, f=f: exact.search(q, 50, f)
+            lat, out = interleaved(fns, qt[:n_exact], 1)
+            res[f"exact_fts{tag}_p50"] = pct(lat["exact"], 50)
+            res[f"exact_fts{tag}_p95"] = pct(lat["exact"], 95)
+            for name in ("memory", "pruned"):
+                res[f"top10_same_scores_{name}{tag}"] = float(
+                    np.mean(
+                        [
+                            len(a[:10]) == len(b[:10])
+                            and np.allclose(
+                                [s for _, s in a[:10]], [s for _, s in b[:10]], rtol=1e-4
+                            )
+                            for a, b in zip(out[name], out["exact"], strict=True)
+                        ]
+                    )
+                )
+                res[f"top10_overlap_{name}{tag}"] = float(
+                    np.mean(
+                        [
+                            len({k for k, _ in a[:10]} & {k for k, _ in b[:10]})
+                            / max(1, len(b[:10]))
+                            for a, b in zip(out[name], out["exact"], strict=True)
+                        ]
+                    )
+                )
         res[f"load{tag}"] = (LOADS[-1] + load()) / 2
-    return res
+    return res, mem
 
 
 def run(n: int, n_queries: int, reps: int, tmp: Path, lexical_only: bool) -> dict[str, float]:
@@ -203,7 +220,7 @@ def run(n: int, n_queries: int, reps: int, tmp: Path, lexical_only: bool) -> dic
     t0 = time.perf_counter()
     store = SqliteStore(path)  # a kept pre-0003 store is migrated here
     res: dict[str, float] = {"n": n, "open_or_migrate_s": time.perf_counter() - t0}
-    lex = SqliteLexical(store)
+    lex = SqliteLexical(store, memory_threshold=None)
     if not reuse:
         t0 = time.perf_counter()
         all_blocks = build(n, rng, store, texts)
@@ -219,7 +236,8 @@ def run(n: int, n_queries: int, reps: int, tmp: Path, lexical_only: bool) -> dic
     for j, i in enumerate(qi):
         content = [w for w in texts[i].split() if w not in head] or texts[i].split()
         qt.append(" ".join(rng.choice(content, 6)) + f" #{j}")
-    res.update(lexical_bench(store, qt, reps, n))
+    lex_res, mem = lexical_bench(store, qt, reps, n, tmp)
+    res.update(lex_res)
     if lexical_only:
         store.close()
         res["db_mb"] = sum(p.stat().st_size for p in tmp.glob(f"s{n}.db*")) / 2**20
@@ -291,11 +309,13 @@ def run(n: int, n_queries: int, reps: int, tmp: Path, lexical_only: bool) -> dic
     emb = LookupEmbedder()
     emb.table = {t: v for t, v in zip(qt, qv, strict=True)}
     idx_dir = tmp / f"idx{n}"
-    for name, st, folder in [
-        ("hybrid_exact", base, tmp / f"idx{n}_exact"),
-        ("hybrid_ann", ann_settings, idx_dir),
+    pruned = SqliteLexical(store)
+    for name, st, folder, lexical in [
+        ("hybrid_exact", base, tmp / f"idx{n}_exact", mem),
+        ("hybrid_ann", ann_settings, idx_dir, mem),
+        ("hybrid_ann_fts_pruned", ann_settings, idx_dir, pruned),
     ]:
-        s = Searcher(store, emb, st, folder)
+        s = Searcher(store, emb, st, folder, lexical=lexical)
         s.search(qt[0])
         lat, _ = timed(lambda q, s=s: s.search(q, k=10), qt * reps)
         res[f"{name}_p50"], res[f"{name}_p95"] = pct(lat, 50), pct(lat, 95)

@@ -149,7 +149,9 @@ class RetrievalSettings(_Section):
     candidates: int = Field(50, ge=1, description="Candidates fetched per method before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant.")
     vector_weight: float = Field(
-        2.0, ge=0, description="Weight of the vector ranking in fusion (2: measured best on QASPER)."
+        2.0,
+        ge=0,
+        description="Weight of the vector ranking in fusion (2: measured best on QASPER).",
     )
     lexical_weight: float = Field(1.0, ge=0, description="Weight of the lexical ranking in fusion.")
     mmr_lambda: float = Field(
@@ -157,6 +159,13 @@ class RetrievalSettings(_Section):
     )
     ann_threshold: int = Field(
         50_000, ge=0, description="Use the approximate (HNSW) index above this many vectors."
+    )
+    lexical_memory_threshold: int = Field(
+        20_000,
+        ge=0,
+        description="Above this many indexed blocks, lexical search scores FTS5's bm25() on "
+        "in-memory posting arrays kept beside the store (same results, milliseconds at a million "
+        "blocks) instead of inside SQLite.",
     )
     neighbours: int = Field(1, ge=0, description="Adjacent blocks attached to each hit as context.")
     rerank: bool = Field(False, description="Rerank fused hits with the judge role.")

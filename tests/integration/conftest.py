@@ -13,5 +13,3 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     srv = LlamaServer(gguf_05b(), tmp_path_factory.mktemp("llsrv") / "server.log")
     yield srv
     srv.stop()
-
-

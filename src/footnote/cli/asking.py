@@ -157,9 +157,7 @@ def demo(
         if report.failed:
             raise typer.Exit(1)
         if questions:
-            out.print(
-                "\n[bold]Asking the example papers (the last two have no answer in them)[/]"
-            )
+            out.print("\n[bold]Asking the example papers (the last two have no answer in them)[/]")
             for question in DEMO_QUESTIONS:
                 out.rule(f"[bold]{escape(question)}[/]")
                 asyncio.run(_ask(ws, question, [], None, False, False))

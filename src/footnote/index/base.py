@@ -63,6 +63,10 @@ class LexicalBackend(Protocol):
         """Drop a source's blocks from the index (vectors go with them); return how many."""
         ...
 
+    def sync(self) -> None:
+        """Bring any derived index (in-memory postings) up to date with the stored rows."""
+        ...
+
 
 class VectorBackend(Protocol):
     """Embeddings per (model, block), with filtered nearest-neighbour search."""

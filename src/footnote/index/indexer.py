@@ -29,7 +29,9 @@ class Indexer:
         vectors: VectorBackend | None = None,
     ) -> None:
         self.store, self.embedder, self.settings = store, embedder, settings
-        self.lexical = lexical or SqliteLexical(store)
+        self.lexical = lexical or SqliteLexical(
+            store, memory_threshold=settings.lexical_memory_threshold, index_dir=index_dir
+        )
         self.vectors = vectors or SqliteVectors(
             store, embedder.name, embedder.dim, settings, index_dir
         )
@@ -62,6 +64,7 @@ class Indexer:
             if progress:
                 progress(done, total)
         self.vectors.sync()
+        self.lexical.sync()
         return IndexStats(
             source_id=source_id,
             blocks=len(blocks),
@@ -76,6 +79,7 @@ class Indexer:
         """Drop a source's index entries (also safe after `store.delete_source`)."""
         self.lexical.remove_source(source_id)
         self.vectors.sync()
+        self.lexical.sync()
 
     def reindex_all(
         self, progress: Progress | None = None, *, lexical: bool = True

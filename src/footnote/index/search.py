@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from footnote.config import RetrievalSettings
@@ -17,6 +18,8 @@ from footnote.store import SqliteStore
 from footnote.types import Hit
 
 METHODS = ("lexical", "vector")
+_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="footnote-lexical")
+"""Lexical searches run here while the calling thread embeds the query and searches vectors."""
 
 
 class Searcher:
@@ -35,7 +38,9 @@ class Searcher:
     ) -> None:
         self.store, self.embedder, self.settings = store, embedder, settings
         self.reranker = reranker
-        self.lexical = lexical or SqliteLexical(store)
+        self.lexical = lexical or SqliteLexical(
+            store, memory_threshold=settings.lexical_memory_threshold, index_dir=index_dir
+        )
         self.vectors = vectors or SqliteVectors(
             store, embedder.name, embedder.dim, settings, index_dir
         )
@@ -57,11 +62,15 @@ class Searcher:
         k = k or self.settings.k
         n = max(self.settings.candidates, k)
         f = filters or SearchFilters()
-        rankings: dict[str, list[tuple[int, float]]] = {}
-        if "lexical" in methods:
-            rankings["lexical"] = self.lexical.search(query, n, f)
+        lexical = _LEGS.submit(self.lexical.search, query, n, f) if "lexical" in methods else None
+        vector = None
         if "vector" in methods and query.strip():
-            rankings["vector"] = self.vectors.search(self.embedder.embed_query(query), n, f)
+            vector = self.vectors.search(self.embedder.embed_query(query), n, f)
+        rankings: dict[str, list[tuple[int, float]]] = {}
+        if lexical is not None:
+            rankings["lexical"] = lexical.result()
+        if vector is not None:
+            rankings["vector"] = vector
         weights = {"lexical": self.settings.lexical_weight, "vector": self.settings.vector_weight}
         if self.settings.fusion == "linear":
             fused = linear(rankings, weights)

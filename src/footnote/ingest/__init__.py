@@ -78,8 +78,9 @@ def parse_file(path: Path, settings: IngestSettings, *, password: str | None = N
     except IngestError:
         raise
     except (MemoryError, RecursionError) as exc:
-        raise IngestError(f"{resolved.name}: document too complex ({type(exc).__name__})",
-                          path=str(resolved)) from None
+        raise IngestError(
+            f"{resolved.name}: document too complex ({type(exc).__name__})", path=str(resolved)
+        ) from None
     except Exception as exc:  # a library failed on odd input: report it, not a traceback
         log.debug("ingest failed", exc_info=True)
         raise IngestError(

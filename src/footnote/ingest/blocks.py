@@ -14,8 +14,10 @@ from footnote.types import Block, Section, make_block_id
 
 _TERMINAL = (".", "!", "?", ":", "。", "！", "？", "：", ";", "；", "”", '"')
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[“])|(?<=[。！？])")
-_ABBREV = re.compile(r"(?:\bet al|\be\.g|\bi\.e|\bFig|\bEq|\bvs|\bcf|\bNo|\bSec|\bal|\bDr|\bMr|"
-                     r"\bMs|\bpp|\bp|\bvol|\b[A-Z])\.$")
+_ABBREV = re.compile(
+    r"(?:\bet al|\be\.g|\bi\.e|\bFig|\bEq|\bvs|\bcf|\bNo|\bSec|\bal|\bDr|\bMr|"
+    r"\bMs|\bpp|\bp|\bvol|\b[A-Z])\.$"
+)
 _MERGEABLE = ("paragraph", "list")
 
 
@@ -27,8 +29,12 @@ class _Node:
     children: list[_Node] = field(default_factory=list)
 
     def freeze(self) -> Section:
-        return Section(self.title, self.level, block_ids=tuple(self.block_ids),
-                       children=tuple(c.freeze() for c in self.children))
+        return Section(
+            self.title,
+            self.level,
+            block_ids=tuple(self.block_ids),
+            children=tuple(c.freeze() for c in self.children),
+        )
 
 
 def assemble(
@@ -61,8 +67,13 @@ def _merge_continuations(items: list[RawBlock], vocab: set[str]) -> list[RawBloc
             and prev.kind == "paragraph"
             and not prev.text.endswith(_TERMINAL)
             and (b.text[:1].islower() or (b.page != prev.page and b.text[:1] in "(,;"))
-            and (b.page != prev.page or b.bbox is None or prev.bbox is None
-                 or b.bbox[1] < prev.bbox[1] or b.bbox[1] - prev.bbox[3] < 40)
+            and (
+                b.page != prev.page
+                or b.bbox is None
+                or prev.bbox is None
+                or b.bbox[1] < prev.bbox[1]
+                or b.bbox[1] - prev.bbox[3] < 40
+            )
         ):
             prev.text = join_lines([prev.text, b.text], vocab)
             prev.lines += b.lines
@@ -153,13 +164,16 @@ def _merge_short(
                     other = out[j][0]
                     first, second = (other, b) if j < i else (b, other)
                     sep = "\n" if b.kind == "list" else None
-                    text = (f"{first.text}{sep}{second.text}" if sep
-                            else join_lines([first.text, second.text], vocab))
+                    text = (
+                        f"{first.text}{sep}{second.text}"
+                        if sep
+                        else join_lines([first.text, second.text], vocab)
+                    )
                     merged = replace(first, text=text, lines=first.lines + second.lines)
                     if first.page == second.page:
                         merged.bbox = union_bbox(first.bbox, second.bbox)
                     lo = min(i, j)
-                    out[lo:lo + 2] = [(merged, path)]
+                    out[lo : lo + 2] = [(merged, path)]
                     i = max(lo - 1, 0)
                     break
             else:
@@ -184,8 +198,11 @@ def _dedup(
 
 
 def _attach_captions(items: list[RawBlock]) -> None:
-    caps = [(i, b) for i, b in enumerate(items)
-            if b.kind == "caption" and re.match(r"^(?:Table|TABLE|Tab\.|表)", b.text)]
+    caps = [
+        (i, b)
+        for i, b in enumerate(items)
+        if b.kind == "caption" and re.match(r"^(?:Table|TABLE|Tab\.|表)", b.text)
+    ]
     used: set[int] = set()
     for i, b in enumerate(items):
         if b.kind != "table" or b.table is None or b.table.caption:
@@ -221,14 +238,26 @@ def _finish(
         letters = sum(1 for c in b.text if c.isalpha())
         lang = detect_lang(b.text) if letters >= 8 else doc_lang
         blocks.append(
-            Block(bid, source_id, b.kind, b.text, b.page, bbox=b.bbox, section_path=path,
-                  order=order, lang=lang, table=b.table, formula_number=b.formula_number)
+            Block(
+                bid,
+                source_id,
+                b.kind,
+                b.text,
+                b.page,
+                bbox=b.bbox,
+                section_path=path,
+                order=order,
+                lang=lang,
+                table=b.table,
+                formula_number=b.formula_number,
+            )
         )
     refs = [b for b in blocks if b.kind == "reference"]
     if refs:
         blocks = [
             replace(b, links=citation_targets(b.text, refs))
-            if b.kind in ("paragraph", "list", "caption", "footnote") else b
+            if b.kind in ("paragraph", "list", "caption", "footnote")
+            else b
             for b in blocks
         ]
     return tuple(blocks)

@@ -93,9 +93,7 @@ def _join_two(left: str, right: str, vocabulary: set[str] | None) -> str:
     return left + " " + right
 
 
-def _should_dehyphenate(
-    left: str, head: str, tail: str, vocabulary: set[str] | None
-) -> bool:
+def _should_dehyphenate(left: str, head: str, tail: str, vocabulary: set[str] | None) -> bool:
     """Soft line-end hyphen or a real one? Compound words keep their hyphen."""
     start = len(left) - len(head) - 1
     before = left[start - 1] if start > 0 else " "
@@ -123,7 +121,7 @@ def build_vocabulary(texts: Iterable[str]) -> set[str]:
 
 
 def detect_lang(text: str) -> str:
-    """"zh" when CJK characters dominate the letters, else "en"."""
+    """ "zh" when CJK characters dominate the letters, else "en"."""
     cjk = latin = 0
     for ch in text:
         if is_cjk(ch):
@@ -140,9 +138,42 @@ def detect_lang(text: str) -> str:
 _PUA_OR_BAD = re.compile("[\ue000-\uf8ff\ufffd\x00-\x08\x0b\x0c\x0e-\x1f]")
 _STOPWORDS = frozenset(
     {
-        "the", "of", "and", "to", "in", "a", "is", "for", "that", "with", "on", "as", "are", "by",
-        "this", "be", "we", "from", "an", "or", "at", "it", "which", "not", "our", "can", "was",
-        "has", "have", "de", "la", "le", "et", "der", "die", "und",
+        "the",
+        "of",
+        "and",
+        "to",
+        "in",
+        "a",
+        "is",
+        "for",
+        "that",
+        "with",
+        "on",
+        "as",
+        "are",
+        "by",
+        "this",
+        "be",
+        "we",
+        "from",
+        "an",
+        "or",
+        "at",
+        "it",
+        "which",
+        "not",
+        "our",
+        "can",
+        "was",
+        "has",
+        "have",
+        "de",
+        "la",
+        "le",
+        "et",
+        "der",
+        "die",
+        "und",
     }
 )
 

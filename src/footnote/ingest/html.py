@@ -15,8 +15,21 @@ from footnote.ingest.raw import RawBlock
 from footnote.ingest.structure import CAPTION
 from footnote.types import BlockKind, Table
 
-_SKIP = {"script", "style", "nav", "header", "footer", "aside", "form", "noscript", "template",
-         "svg", "button", "select", "iframe"}
+_SKIP = {
+    "script",
+    "style",
+    "nav",
+    "header",
+    "footer",
+    "aside",
+    "form",
+    "noscript",
+    "template",
+    "svg",
+    "button",
+    "select",
+    "iframe",
+}
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 
 
@@ -38,9 +51,14 @@ def parse_html(source: str) -> tuple[list[RawBlock], str]:
 
 def _trafilatura(source: str) -> list[RawBlock]:
     try:
-        xml = trafilatura.extract(source, output_format="xml", include_tables=True,
-                                  include_formatting=False, include_comments=False,
-                                  favor_recall=True)
+        xml = trafilatura.extract(
+            source,
+            output_format="xml",
+            include_tables=True,
+            include_formatting=False,
+            include_comments=False,
+            favor_recall=True,
+        )
     except Exception:  # trafilatura surfaces lxml and its own errors on odd pages
         return []
     if not xml:

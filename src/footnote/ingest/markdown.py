@@ -39,7 +39,7 @@ def parse_markdown(source: str) -> tuple[list[RawBlock], str]:
     if fm:
         tm = re.search(r"^title:\s*['\"]?(.+?)['\"]?\s*$", fm.group(1), re.M)
         title = clean_text(tm.group(1)) if tm else ""
-        source = source[fm.end():]
+        source = source[fm.end() :]
     md = MarkdownIt("commonmark").enable("table").enable("strikethrough")
     tokens = md.parse(source)
     blocks: list[RawBlock] = []
@@ -53,8 +53,7 @@ def parse_markdown(source: str) -> tuple[list[RawBlock], str]:
         elif tok.type in ("bullet_list_close", "ordered_list_close"):
             list_depth -= 1
             if list_depth == 0 and items:
-                blocks.append(RawBlock("list", "\n".join(items),
-                                       lines=[_line(t) for t in items]))
+                blocks.append(RawBlock("list", "\n".join(items), lines=[_line(t) for t in items]))
                 items = []
         elif tok.type == "heading_open":
             text = clean_text(inline_text(tokens[i + 1]))

@@ -73,13 +73,13 @@ def reference_keys(text: str) -> tuple[int | None, str | None, str | None]:
     """(number, first author's surname, year) of one bibliography entry."""
     m = _NUM_MARK.match(text)
     number = int(m.group(1) or m.group(2)) if m else None
-    body = text[m.end():] if m else text
+    body = text[m.end() :] if m else text
     sm = re.match(r"\s*([A-Z][\w'’\-]+(?:\s+[a-z]{1,3}\s+[A-Z][\w'’\-]+)?)", body)
     surname = None
     if sm:
         word = sm.group(1)
         # "Smith, J." → Smith; "John Smith and …" → Smith
-        after = body[sm.end():sm.end() + 2]
+        after = body[sm.end() : sm.end() + 2]
         if after.startswith(",") or " " in word:
             surname = word.split()[-1]
         else:

@@ -91,7 +91,7 @@ def aligned_tables(rows: list[Row]) -> list[Row]:
 
 def _near_caption(rows: list[Row], i: int, j: int) -> bool:
     """Unruled tables are trusted only next to a "Table N" caption (reliability first)."""
-    near = rows[max(0, i - 3):i] + rows[j:j + 3]
+    near = rows[max(0, i - 3) : i] + rows[j : j + 3]
     return any(TABLE_CAPTION.match(r.line.text) for r in near if r.table is None)
 
 

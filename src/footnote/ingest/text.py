@@ -68,11 +68,16 @@ def parse_text(text: str) -> tuple[list[RawBlock], str]:
         elif LIST_START.match(first) and not NUMBERED.match(first):
             blocks.append(RawBlock("list", "\n".join(ln.text for ln in lines), lines=lines))
         elif len(lines) <= 2 and (m := EQ_NUMBER.search(lines[-1].text)) and "=" in para:
-            blocks.append(RawBlock("formula", " ".join(ln.text for ln in lines),
-                                   formula_number=m.group(1), lines=lines))
+            blocks.append(
+                RawBlock(
+                    "formula",
+                    " ".join(ln.text for ln in lines),
+                    formula_number=m.group(1),
+                    lines=lines,
+                )
+            )
         else:
-            blocks.append(RawBlock("paragraph", join_lines([ln.text for ln in lines]),
-                                   lines=lines))
+            blocks.append(RawBlock("paragraph", join_lines([ln.text for ln in lines]), lines=lines))
     title = next((b.text for b in blocks if b.kind == "heading"), "")
     return blocks, title
 

@@ -18,7 +18,14 @@ Role = Literal[
     "understand", "compose", "judge", "summarise", "cypher", "cypher_fallback", "embed", "rerank"
 ]
 ROLES: tuple[Role, ...] = (
-    "understand", "compose", "judge", "summarise", "cypher", "cypher_fallback", "embed", "rerank"
+    "understand",
+    "compose",
+    "judge",
+    "summarise",
+    "cypher",
+    "cypher_fallback",
+    "embed",
+    "rerank",
 )
 
 Vectors = npt.NDArray[np.float32]

@@ -220,6 +220,26 @@ MIGRATIONS: list[tuple[str, str]] = [
         END;
         """,
     ),
+    (
+        "0004_lexical_generations",
+        # Change counters for the in-memory lexical index (footnote.index.bm25): rows added
+        # or removed, scope tokens rewritten (a source's ACL, labels or superseded flag), and
+        # a full FTS rewrite (bumped by SqliteLexical.rebuild).
+        """
+        INSERT INTO index_generation(name, gen) VALUES
+            ('lexical_rows', 0), ('lexical_scope', 0), ('lexical_text', 0);
+        CREATE TRIGGER index_blocks_gen_ai AFTER INSERT ON index_blocks BEGIN
+            UPDATE index_generation SET gen = gen + 1 WHERE name = 'lexical_rows';
+        END;
+        CREATE TRIGGER index_blocks_gen_ad AFTER DELETE ON index_blocks BEGIN
+            UPDATE index_generation SET gen = gen + 1 WHERE name = 'lexical_rows';
+        END;
+        CREATE TRIGGER sources_scope_gen_au
+        AFTER UPDATE OF superseded_by, labels, acl_groups ON sources BEGIN
+            UPDATE index_generation SET gen = gen + 1 WHERE name = 'lexical_scope';
+        END;
+        """,
+    ),
 ]
 
 

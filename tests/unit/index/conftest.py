@@ -73,11 +73,18 @@ class Env:
         return doc.source.id
 
 
+@pytest.fixture(params=["fts", "memory"])
+def lexical_mode(request: pytest.FixtureRequest) -> str:
+    """Every index test runs with lexical search in SQLite FTS5 and in the in-memory index."""
+    return str(request.param)
+
+
 @pytest.fixture
-def make_env(tmp_path: Path) -> Iterator[Callable[..., Env]]:
+def make_env(tmp_path: Path, lexical_mode: str) -> Iterator[Callable[..., Env]]:
     envs: list[Env] = []
 
     def factory(**overrides: object) -> Env:
+        overrides.setdefault("lexical_memory_threshold", 0 if lexical_mode == "memory" else 10**9)
         env = Env(tmp_path / str(len(envs)), RetrievalSettings(**overrides))  # type: ignore[arg-type]
         envs.append(env)
         return env

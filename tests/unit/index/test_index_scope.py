@@ -20,7 +20,12 @@ LAZY = pytest.mark.parametrize("lazy", [0.0, 2.0])  # broad filters: always / ne
 
 
 def _lex_sources(env, query, **kw):
-    lex = SqliteLexical(env.store, lazy_fraction=env.lazy)
+    lex = SqliteLexical(
+        env.store,
+        lazy_fraction=env.lazy,
+        memory_threshold=env.settings.lexical_memory_threshold,
+        index_dir=env.index_dir,
+    )
     rows = lex.search(query, 50, SearchFilters(**kw))
     ids = lex.block_ids([k for k, _ in rows])
     return {env.store.get_block(ids[k]).source_id for k, _ in rows}

@@ -49,6 +49,8 @@ def test_garbled_detection() -> None:
 
 def test_sentence_split_english_and_chinese() -> None:
     assert split_sentences("One sentence. Another one, e.g. this. Third!") == [
-        "One sentence.", "Another one, e.g. this.", "Third!"
+        "One sentence.",
+        "Another one, e.g. this.",
+        "Third!",
     ]
     assert split_sentences("第一句。第二句！第三句？") == ["第一句。", "第二句！", "第三句？"]
