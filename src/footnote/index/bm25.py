@@ -54,6 +54,9 @@ FLOOR_DF = 50_000
 """A term in over half the rows gets FTS5's floor idf (1e-6), so it moves a score by at most
 ~2e-6; when such a term has more postings than this, it is only scored if the other terms
 leave fewer than n candidates."""
+SELECTIVE = 16
+"""A filter is selective (its allowed rows are probed, see `_accumulate`) when the allowed
+rows are fewer than a sixteenth of a posting list (or of all rows)."""
 Mask = npt.NDArray[np.bool_]
 
 
@@ -77,7 +80,7 @@ class _State:
     scope: Segment
     norm: F32 = field(default_factory=lambda: np.zeros(0, np.float32))
     avgdl: float = 0.0
-    masks: dict[object, Mask] = field(default_factory=dict)
+    masks: dict[object, tuple[Mask, I64]] = field(default_factory=dict)
 
 
 class Bm25Index:
@@ -350,17 +353,17 @@ class Bm25Index:
                 terms.append((ids[w][0], idf if idf > 0 else 1e-6, df))
         if not terms or n <= 0:
             return []
-        mask = self._mask(st, clauses, pages)
+        mask, allowed = self._mask(st, clauses, pages)
         scores = np.zeros(len(st.keys), np.float32)
         floor = [t for t in terms if t[1] == 1e-6 and t[2] > FLOOR_DF]
         for t in terms:
             if t not in floor:
-                self._accumulate(st, scores, t[0], t[1])
-        hits = self._top(st, scores, mask, n)
+                self._accumulate(st, scores, t[0], t[1], allowed)
+        hits = self._top(st, scores, mask, allowed, n)
         if floor and len(hits) < n:
             for t in floor:
-                self._accumulate(st, scores, t[0], t[1])
-            hits = self._top(st, scores, mask, n)
+                self._accumulate(st, scores, t[0], t[1], allowed)
+            hits = self._top(st, scores, mask, allowed, n)
         return hits
 
     @staticmethod
@@ -371,24 +374,37 @@ class Bm25Index:
         return sum(int(st.alive[seg.postings(tid)[0]].sum()) for seg in (st.base, st.tail))
 
     @staticmethod
-    def _accumulate(st: _State, scores: F32, tid: int, idf: float) -> None:
+    def _accumulate(st: _State, scores: F32, tid: int, idf: float, allowed: I64) -> None:
+        """Add one term's bm25() contribution. A posting list much longer than the allowed
+        rows (a selective filter) is probed at those rows (binary search: each token's rows
+        are sorted) instead of being walked."""
         for seg in (st.base, st.tail):
             rows, freq = seg.postings(tid)
-            if len(rows):
-                f = freq.astype(np.float32)
-                scores[rows] += np.float32(idf * (K1 + 1)) * f / (f + st.norm[rows])
+            if not len(rows):
+                continue
+            if len(allowed) * SELECTIVE < len(rows):
+                pos = np.minimum(np.searchsorted(rows, allowed), len(rows) - 1)
+                found = rows[pos] == allowed
+                rows, freq = allowed[found], freq[pos[found]]
+            f = freq.astype(np.float32)
+            scores[rows] += np.float32(idf * (K1 + 1)) * f / (f + st.norm[rows])
 
     @staticmethod
-    def _top(st: _State, scores: F32, mask: Mask, n: int) -> list[tuple[int, float]]:
-        cand = np.flatnonzero(scores)
-        cand = cand[mask[cand]]
+    def _top(st: _State, scores: F32, mask: Mask, allowed: I64, n: int) -> list[tuple[int, float]]:
+        if len(allowed) * SELECTIVE < len(scores):
+            cand = allowed[scores[allowed] > 0]
+        else:
+            cand = np.flatnonzero((scores > 0) & mask)
         if len(cand) > n:
             cand = cand[np.argpartition(-scores[cand], n - 1)[:n]]
         order = np.lexsort((st.keys[cand], -scores[cand]))
         return [(int(st.keys[cand[i]]), float(scores[cand[i]])) for i in order]
 
-    def _mask(self, st: _State, clauses: Sequence[Clause], pages: tuple[int, int] | None) -> Mask:
-        """Rows the filters allow (alive, scope clauses, page range), cached per filter."""
+    def _mask(
+        self, st: _State, clauses: Sequence[Clause], pages: tuple[int, int] | None
+    ) -> tuple[Mask, I64]:
+        """Rows the filters allow (alive, scope clauses, page range) as a mask and as sorted
+        row numbers, cached per filter."""
         sig = (tuple((op, tuple(toks)) for op, toks in clauses), pages)
         hit = st.masks.get(sig)
         if hit is not None:
@@ -405,8 +421,8 @@ class Bm25Index:
             mask &= (st.page >= pages[0]) & (st.page <= pages[1])
         if len(st.masks) >= 32:
             st.masks.clear()
-        st.masks[sig] = mask
-        return mask
+        st.masks[sig] = (mask, np.flatnonzero(mask))
+        return st.masks[sig]
 
 
 def _scope_coo(

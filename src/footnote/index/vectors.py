@@ -47,6 +47,7 @@ class SqliteVectors:
         self._page = np.zeros(0, np.int32)
         self._sources: dict[str, int] = {}
         self._use_ann = False
+        self._masks: dict[object, Mask | None] = {}
 
     # -- writing ------------------------------------------------------------------------
     def missing(self, items: dict[int, str]) -> dict[int, str]:
@@ -196,7 +197,20 @@ class SqliteVectors:
 
     # -- searching ----------------------------------------------------------------------
     def _mask(self, f: SearchFilters) -> Mask | None:
-        """Allowed rows, or None when everything is allowed."""
+        """Allowed rows, or None when everything is allowed; cached per filter until any index
+        generation moves (vectors added or removed, a source's ACL, labels or superseded flag
+        changed: the triggers of migrations 0002 and 0004)."""
+        with self.store.lock:
+            gens = tuple(self.store.conn.execute("SELECT name, gen FROM index_generation"))
+        key = (f, gens)
+        if key in self._masks:
+            return self._masks[key]
+        if len(self._masks) >= 32:
+            self._masks.clear()
+        self._masks[key] = mask = self._compute_mask(f)
+        return mask
+
+    def _compute_mask(self, f: SearchFilters) -> Mask | None:
         where, params = source_where(f)
         with self.store.lock:
             rows = self.store.conn.execute(

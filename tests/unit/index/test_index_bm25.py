@@ -200,3 +200,21 @@ def test_floor_terms_only_when_needed(make_env, monkeypatch):
     got = mem.search("common rare", 1, SearchFilters())
     assert got[0][0] == fts.search("common rare", 1, SearchFilters())[0][0]
     assert len(mem.search("common rare", 10, SearchFilters())) == 10  # floor term added back
+
+
+def test_selective_filters_probe_sorted_postings(make_env):
+    env = make_env()
+    big = env.add(make_doc("big", [("S", f"common filler {i} graph") for i in range(60)]))
+    small = env.add(make_doc("small", [("S", "common graph rare"), ("S", "nothing else")]))
+    late = env.add(make_doc("late", [("S", "common late graph")] * 3, salt="x"))
+    fts, mem = _pair(env)
+    for f in [SearchFilters(source_ids=(small,)), SearchFilters(source_ids=(late, small))]:
+        for q in ["common", "graph rare", "common late filler"]:
+            _same(fts.search(q, 10, f), mem.search(q, 10, f))
+    env.add(make_doc("later", [("S", "common graph")] * 2, salt="y"))
+    assert mem.search("common", 100, SearchFilters(source_ids=(big,)))
+    st = mem.memory._state
+    for seg in (st.base, st.tail):  # each token's rows ascend (the probe relies on it)
+        for t in range(len(seg.indptr) - 1):
+            rows = seg.postings(t)[0]
+            assert (rows[1:] > rows[:-1]).all()
