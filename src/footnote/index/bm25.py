@@ -11,8 +11,9 @@ SQLite stays the source of truth. The index is derived from `blocks_fts`, saved 
 store (`<index_dir>/lexical/`, memory-mapped when opened) and kept current by generation
 counters bumped by triggers (migration 0004): new rows are tokenized into a small tail
 segment, deleted rows are masked out (and their postings dropped at the next rebuild, once
-the tail or the dead rows pass a tenth of the index), a change of any source's ACL, labels
-or superseded flag re-reads the scope column. Filters are masks built from the same scope
+the tail or the dead rows pass a tenth of the index), a change of a source's ACL, labels or
+superseded flag re-reads the scope column of that source's rows (found in the change log of
+migration 0005). Filters are masks built from the same scope
 tokens the FTS5 query uses (`scope.scope_clauses`) plus the page column, applied to the
 scored rows before the top n is taken.
 """
@@ -78,6 +79,7 @@ class _State:
     scope_vocab: dict[str, int]
     scope_coo: tuple[I32, I32]
     scope: Segment
+    scope_seq: int
     norm: F32 = field(default_factory=lambda: np.zeros(0, np.float32))
     avgdl: float = 0.0
     masks: dict[object, tuple[Mask, I64]] = field(default_factory=dict)
@@ -119,7 +121,7 @@ class Bm25Index:
                 if st.gens[0] != gens[0]:
                     st = self._update_rows(st)
                 if st.gens[1] != gens[1]:
-                    st = self._read_scope(st)
+                    st = self._update_scope(st)
                 st = replace(st, gens=gens)
                 dead = int((~st.alive).sum())
                 if len(st.keys) - st.base_rows > max(10_000, st.base_rows // 10) or (
@@ -133,6 +135,7 @@ class Bm25Index:
     def _build(self, gens: tuple[int, ...]) -> _State:
         """Read every row of `blocks_fts` into one base segment."""
         vocab = Vocabulary(self.store.conn)
+        seq = self._scope_log()[1]
         batches = list(read_rows(self.store.conn, vocab, None, 0))
         keys, doclen, page, coo, scope_tokens = _concat(batches)
         scope = _scope_coo({}, scope_tokens, 0)
@@ -151,6 +154,7 @@ class Bm25Index:
             scope_vocab=scope[2],
             scope_coo=scope[:2],
             scope=Segment.empty(),
+            scope_seq=seq,
         )
         return _with_scope(st, scope[:2])
 
@@ -186,23 +190,78 @@ class Bm25Index:
         )
         return _with_scope(st, coo2)
 
-    def _read_scope(self, st: _State) -> _State:
-        """`st` with every row's scope tokens and length re-read from `blocks_fts` (a source's
-        ACL, labels or superseded flag changed: its rows' scope text, so their length, too)."""
+    def _scope_log(self) -> tuple[int, int]:
+        """(oldest, newest) sequence number in `index_scope_changes`, (0, 0) when empty."""
+        lo, hi = self.store.conn.execute(
+            "SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM index_scope_changes"
+        ).fetchone()
+        return int(lo), int(hi)
+
+    def _update_scope(self, st: _State) -> _State:
+        """`st` with the scope tokens and lengths of rows whose source changed (ACL, labels or
+        superseded flag) re-read, from the change log; every row when the log cannot say."""
+        lo, hi = self._scope_log()
+        conn = self.store.conn
+        sources = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT DISTINCT source_id FROM index_scope_changes WHERE seq > ?", (st.scope_seq,)
+            )
+        ]
+        if st.scope_seq < 0 or hi <= st.scope_seq or lo > st.scope_seq + 1 or len(sources) > 500:
+            return self._read_scope(st, hi)
+        marks = ",".join("?" * len(sources))
+        keys = np.fromiter(
+            (
+                r[0]
+                for r in conn.execute(
+                    "SELECT ib.key FROM index_blocks ib JOIN blocks b ON b.id = ib.block_id "
+                    f"WHERE b.source_id IN ({marks})",
+                    sources,
+                )
+            ),
+            np.int64,
+        )
+        sel = np.flatnonzero(np.isin(st.keys, keys))
+        got = self._scope_rows(" AND f.rowid IN (SELECT value FROM json_each(?))", keys)
+        doclen = st.doclen.copy()
+        vocab = dict(st.scope_vocab)
+        tids: list[int] = []
+        rows: list[int] = []
+        for r in sel.tolist():
+            text, length = got.get(int(st.keys[r]), ("", int(doclen[r])))
+            doclen[r] = length
+            for t in text.split():
+                tids.append(vocab.setdefault(t, len(vocab)))
+                rows.append(r)
+        keep = ~np.isin(st.scope_coo[1], sel)
+        coo = (
+            np.concatenate([st.scope_coo[0][keep], np.asarray(tids, np.int32)]),
+            np.concatenate([st.scope_coo[1][keep], np.asarray(rows, np.int32)]),
+        )
+        return _with_scope(replace(st, scope_vocab=vocab, doclen=doclen, scope_seq=hi), coo)
+
+    def _scope_rows(self, where: str, keys: I64 | None) -> dict[int, tuple[str, int]]:
+        """Key -> (scope text, length in tokens) of FTS rows, in pages of 50,000."""
         got: dict[int, tuple[str, int]] = {}
         last = -(2**63)
+        extra = [] if keys is None else [json.dumps(keys.tolist())]
         while True:
             rows = self.store.conn.execute(
                 "SELECT f.rowid, f.scope, d.sz FROM blocks_fts f JOIN blocks_fts_docsize d "
-                "ON d.id = f.rowid WHERE f.rowid > ? ORDER BY f.rowid LIMIT 50000",
-                (last,),
+                f"ON d.id = f.rowid WHERE f.rowid > ?{where} ORDER BY f.rowid LIMIT 50000",
+                [last, *extra],
             ).fetchall()
             if not rows:
-                break
+                return got
             last = int(rows[-1][0])
             got.update(
                 (int(k), (str(sc or ""), sum(varints(bytes(sz or b""))))) for k, sc, sz in rows
             )
+
+    def _read_scope(self, st: _State, seq: int) -> _State:
+        """`st` with every row's scope tokens and length re-read from `blocks_fts`."""
+        got = self._scope_rows("", None)
         keys = st.keys.tolist()
         doclen = np.fromiter(
             (got[k][1] if k in got else d for k, d in zip(keys, st.doclen.tolist(), strict=True)),
@@ -212,7 +271,9 @@ class Bm25Index:
         tids, rows_, vocab = _scope_coo(
             {}, [got[k][0].split() if k in got else [] for k in keys], 0
         )
-        return _with_scope(replace(st, scope_vocab=vocab, doclen=doclen), (tids, rows_))
+        return _with_scope(
+            replace(st, scope_vocab=vocab, doclen=doclen, scope_seq=seq), (tids, rows_)
+        )
 
     def _finish(self, st: _State) -> _State:
         """`st` with each row's length normaliser k1·(1 − b + b·D/avgdl) for the current avgdl."""
@@ -289,6 +350,7 @@ class Bm25Index:
             "gens": list(st.gens),
             "base_rows": st.base_rows,
             "base_id": st.base_id,
+            "scope_seq": st.scope_seq,
         }
         _atomic(folder / "meta.json", lambda f: f.write(json.dumps(meta).encode()))
 
@@ -319,6 +381,7 @@ class Bm25Index:
                 else {},
                 scope_coo=(arrays["scope_tids"], arrays["scope_rows"]),
                 scope=Segment.empty(),
+                scope_seq=int(meta.get("scope_seq", -1)),  # type: ignore[call-overload]
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None

@@ -240,6 +240,24 @@ MIGRATIONS: list[tuple[str, str]] = [
         END;
         """,
     ),
+    (
+        "0005_scope_changes",
+        # Which sources had their scope tokens rewritten, so the in-memory lexical index
+        # re-reads only their rows; the newest 10,000 entries are kept (an index further
+        # behind re-reads every row).
+        """
+        CREATE TABLE index_scope_changes (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            source_id TEXT NOT NULL
+        );
+        CREATE TRIGGER sources_scope_log_au
+        AFTER UPDATE OF superseded_by, labels, acl_groups ON sources BEGIN
+            INSERT INTO index_scope_changes(source_id) VALUES (new.id);
+            DELETE FROM index_scope_changes
+            WHERE seq <= (SELECT max(seq) FROM index_scope_changes) - 10000;
+        END;
+        """,
+    ),
 ]
 
 

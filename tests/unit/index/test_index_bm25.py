@@ -218,3 +218,28 @@ def test_selective_filters_probe_sorted_postings(make_env):
         for t in range(len(seg.indptr) - 1):
             rows = seg.postings(t)[0]
             assert (rows[1:] > rows[:-1]).all()
+
+
+def test_scope_changes_reread_only_changed_sources(make_env, monkeypatch):
+    env = make_env()
+    ids = _corpus(env, n_docs=6)
+    fts, mem = _pair(env)
+    mem.search("graph", 5, SearchFilters())
+    conn = env.store.conn
+    conn.execute("UPDATE sources SET acl_groups = ? WHERE id = ?", (json.dumps(["g7"]), ids[0]))
+    conn.execute("UPDATE sources SET labels = ? WHERE id = ?", (json.dumps(["blue"]), ids[1]))
+
+    def whole_table(*_a, **_k):
+        raise AssertionError("every row was re-read for two changed sources")
+
+    with monkeypatch.context() as m:
+        m.setattr(mem.memory, "_read_scope", whole_table)
+        for f in [*FILTERS, SearchFilters(user_groups=("g7",)), SearchFilters(labels=("blue",))]:
+            for q in QUERIES:
+                _same(fts.search(q, 30, f), mem.search(q, 30, f))
+    # a log that cannot say what changed (emptied here) means every row is re-read
+    conn.execute("UPDATE sources SET acl_groups = '[]' WHERE id = ?", (ids[0],))
+    conn.execute("DELETE FROM index_scope_changes")
+    for f in [SearchFilters(user_groups=()), SearchFilters(user_groups=("g7",))]:
+        for q in QUERIES:
+            _same(fts.search(q, 30, f), mem.search(q, 30, f))
