@@ -262,7 +262,7 @@ def main() -> None:
         return Searcher(store, e5, RetrievalSettings(**kw), tmp / "idx", lexical=lex)
 
     allq = lambda pi, qi: True  # noqa: E731
-    print("\n## English QASPER, all questions (default settings: RRF 1:1, MMR on)\n" + head)
+    print("\n## English QASPER, all questions (default settings: RRF, vector weight 2, MMR on)\n" + head)
     s = searcher()
     for name, m in [
         ("lexical (FTS5 bm25)", ("lexical",)),
