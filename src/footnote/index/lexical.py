@@ -27,13 +27,13 @@ from pathlib import Path
 
 from footnote.index.bm25 import Bm25Index
 from footnote.index.filters import SearchFilters
+from footnote.index.postings import TOKENIZE, tokenize_words, varints
 from footnote.index.scope import BM25_WEIGHTS, TEXT_COLUMNS, plan, prune_terms, scope_clauses
 from footnote.index.tokens import fts_columns, fts_match, mark_cjk, match_terms, query_terms
 from footnote.store import SqliteStore
 from footnote.types import Block
 
 HL = ("«", "»")
-TOKENIZE = "porter unicode61 remove_diacritics 2"
 MAX_POSTINGS = 20_000
 """Default budget of summed document frequencies of the query terms kept (see module doc):
 bm25() took 2.5-3.5 µs per matching row on the shared 2-core bench host (load 5-10), so 20k
@@ -49,18 +49,6 @@ _INSERT = (
     "SELECT key, ?, ?, ?, scope, page FROM index_scope WHERE key = ?"
 )
 _CACHE_MAX = 100_000
-
-
-def _varint(buf: bytes) -> int:
-    """SQLite's big-endian varint at the start of `buf`."""
-    out = 0
-    for i, byte in enumerate(buf[:9]):
-        if i == 8:
-            return (out << 8) | byte
-        out = (out << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            break
-    return out
 
 
 class SqliteLexical:
@@ -224,12 +212,6 @@ class SqliteLexical:
             return
         conn = self.store.conn
         conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.fn_terms USING fts5(t, tokenize = '{TOKENIZE}')"
-        )
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fn_terms_i USING fts5vocab(temp, fn_terms, instance)"
-        )
-        conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fn_vocab USING fts5vocab(main, blocks_fts, row)"
         )
         self._temp_ready = True
@@ -237,24 +219,15 @@ class SqliteLexical:
     def _rows(self) -> int:
         """Rows in the FTS table, from its averages record (FTS5 keeps the count there)."""
         row = self.store.conn.execute("SELECT block FROM blocks_fts_data WHERE id = 1").fetchone()
-        return _varint(bytes(row[0])) if row and row[0] else 0
+        return varints(bytes(row[0]))[0] if row and row[0] else 0
 
     def _stem(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """Query term -> the tokens the index holds for it (porter stems), cached."""
         todo = [t for t in dict.fromkeys(terms) if t not in self._stems]
         if todo:
-            self._temp()
             if len(self._stems) > _CACHE_MAX:
                 self._stems.clear()
-            conn = self.store.conn
-            conn.execute("DELETE FROM temp.fn_terms")
-            conn.executemany("INSERT INTO temp.fn_terms(rowid, t) VALUES (?,?)", enumerate(todo))
-            found: dict[int, list[str]] = {}
-            for doc, term in conn.execute("SELECT doc, term FROM temp.fn_terms_i"):
-                found.setdefault(int(doc), []).append(str(term))
-            conn.execute("DELETE FROM temp.fn_terms")
-            for i, t in enumerate(todo):
-                self._stems[t] = tuple(found.get(i, ()))
+            self._stems.update(tokenize_words(self.store.conn, todo))
         return {t: self._stems[t] for t in terms}
 
     def _token_df(self, token: str) -> int:
@@ -292,7 +265,7 @@ class SqliteLexical:
             if match is not None and bodies:
                 conn.execute(
                     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.hl_fts USING fts5(body, "
-                    "tokenize = 'porter unicode61 remove_diacritics 2')"
+                    f"tokenize = '{TOKENIZE}')"
                 )
                 conn.execute("DELETE FROM temp.hl_fts")
                 conn.executemany(

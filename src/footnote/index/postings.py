@@ -189,6 +189,35 @@ class RowBatch:
     scope: list[list[str]]
 
 
+def tokenize_words(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """FTS5's tokens of each word, in order, from a TEMP FTS5 table with the index's tokenizer
+    (one write transaction for the lot)."""
+    todo = list(dict.fromkeys(words))
+    if not todo:
+        return {}
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.fn_words USING fts5(w, tokenize = '{TOKENIZE}')"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fn_words_i USING fts5vocab(temp, fn_words, instance)"
+    )
+    found: dict[int, list[tuple[int, str]]] = {}
+    conn.execute("SAVEPOINT fn_words")
+    try:
+        for i in range(0, len(todo), 50_000):
+            conn.execute("DELETE FROM temp.fn_words")
+            conn.executemany(
+                "INSERT INTO temp.fn_words(rowid, w) VALUES (?,?)",
+                ((i + j, w) for j, w in enumerate(todo[i : i + 50_000])),
+            )
+            for doc, term, offset in conn.execute("SELECT doc, term, offset FROM temp.fn_words_i"):
+                found.setdefault(int(doc), []).append((int(offset), str(term)))
+        conn.execute("DELETE FROM temp.fn_words")
+    finally:
+        conn.execute("RELEASE fn_words")
+    return {w: tuple(t for _, t in sorted(found.get(i, ()))) for i, w in enumerate(todo)}
+
+
 class Vocabulary:
     """Token <-> id, and word -> tokens as FTS5 produces them (cached)."""
 
@@ -198,7 +227,6 @@ class Vocabulary:
         self.ids: dict[str, int] = {t: i for i, t in enumerate(self.tokens)}
         self._single: dict[str, int] = {}
         self._multi: dict[str, tuple[int, ...]] = {}
-        self._ready = False
 
     def id(self, token: str) -> int:
         tid = self.ids.get(token)
@@ -209,37 +237,7 @@ class Vocabulary:
 
     def tokenize(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """FTS5's tokens of each word (usually one; none for a word it drops)."""
-        todo = list(dict.fromkeys(words))
-        if not todo:
-            return {}
-        if not self._ready:
-            self.conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fn_words USING fts5(w, "
-                f"tokenize = '{TOKENIZE}')"
-            )
-            self.conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fn_words_i "
-                "USING fts5vocab(temp, fn_words, instance)"
-            )
-            self._ready = True
-        found: dict[int, list[tuple[int, str]]] = {}
-        self.conn.execute("SAVEPOINT fn_words")  # one write transaction, not one per word
-        try:
-            for i in range(0, len(todo), 50_000):
-                chunk = todo[i : i + 50_000]
-                self.conn.execute("DELETE FROM temp.fn_words")
-                self.conn.executemany(
-                    "INSERT INTO temp.fn_words(rowid, w) VALUES (?,?)",
-                    ((i + j, w) for j, w in enumerate(chunk)),
-                )
-                for doc, term, offset in self.conn.execute(
-                    "SELECT doc, term, offset FROM temp.fn_words_i"
-                ):
-                    found.setdefault(int(doc), []).append((int(offset), str(term)))
-            self.conn.execute("DELETE FROM temp.fn_words")
-        finally:
-            self.conn.execute("RELEASE fn_words")
-        return {w: tuple(t for _, t in sorted(found.get(i, ()))) for i, w in enumerate(todo)}
+        return tokenize_words(self.conn, words)
 
     def word_ids(self, words: Sequence[str]) -> dict[str, tuple[int, ...]]:
         """Token ids of each word, tokenizing (and adding) words not seen before."""
