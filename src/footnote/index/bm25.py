@@ -42,6 +42,7 @@ from footnote.index.postings import (
     RowBatch,
     Segment,
     Vocabulary,
+    fts_averages,
     read_rows,
     varints,
 )
@@ -287,10 +288,7 @@ class Bm25Index:
         return replace(st, avgdl=avgdl, norm=norm)
 
     def _averages(self) -> tuple[int, int]:
-        """(rows, tokens in all columns) from FTS5's averages record."""
-        row = self.store.conn.execute("SELECT block FROM blocks_fts_data WHERE id = 1").fetchone()
-        vals = varints(bytes(row[0])) if row and row[0] else [0]
-        return vals[0], sum(vals[1:])
+        return fts_averages(self.store.conn)
 
     # -- persistence ----------------------------------------------------------------------
     def _meta(self) -> dict[str, object] | None:
@@ -340,7 +338,6 @@ class Bm25Index:
             "scope_tids": st.scope_coo[0],
             "scope_rows": st.scope_coo[1],
         }
-        _save_segment(st.tail, folder, "tail")
         savez: Callable[..., None] = np.savez
         _atomic(folder / "rows.npz", lambda f: savez(f, **arrays))
         _atomic(folder / "tokens.txt", lambda f: f.write("\n".join(st.vocab.tokens).encode()))
@@ -369,7 +366,12 @@ class Bm25Index:
                 base_id=str(meta["base_id"]),
                 vocab=Vocabulary(self.store.conn, tokens.split("\n") if tokens else []),
                 base=Segment.load(f, "base"),
-                tail=Segment.load(f, "tail"),
+                tail=Segment.from_coo(
+                    arrays["tail_tids"],
+                    arrays["tail_rows"],
+                    arrays["tail_freq"],
+                    len(tokens.split("\n")) if tokens else 0,
+                ),
                 tail_coo=(arrays["tail_tids"], arrays["tail_rows"], arrays["tail_freq"]),
                 base_rows=int(meta["base_rows"]),  # type: ignore[call-overload]
                 keys=arrays["keys"],

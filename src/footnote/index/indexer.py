@@ -15,6 +15,17 @@ from footnote.models.base import Embedder
 from footnote.store import SqliteStore
 
 
+def embedded_backends(
+    store: SqliteStore, embedder: Embedder, settings: RetrievalSettings, index_dir: Path
+) -> tuple[SqliteLexical, SqliteVectors]:
+    """The embedded default backends: FTS5 (+ the in-memory bm25 index above its threshold)
+    and SQLite vectors (+ the HNSW file above its threshold), derived files in `index_dir`."""
+    lexical = SqliteLexical(
+        store, memory_threshold=settings.lexical_memory_threshold, index_dir=index_dir
+    )
+    return lexical, SqliteVectors(store, embedder.name, embedder.dim, settings, index_dir)
+
+
 class Indexer:
     """Keeps the lexical and vector indexes in step with the store."""
 
@@ -29,12 +40,9 @@ class Indexer:
         vectors: VectorBackend | None = None,
     ) -> None:
         self.store, self.embedder, self.settings = store, embedder, settings
-        self.lexical = lexical or SqliteLexical(
-            store, memory_threshold=settings.lexical_memory_threshold, index_dir=index_dir
-        )
-        self.vectors = vectors or SqliteVectors(
-            store, embedder.name, embedder.dim, settings, index_dir
-        )
+        own_lexical, own_vectors = embedded_backends(store, embedder, settings, index_dir)
+        self.lexical = lexical or own_lexical  # both cheap to construct: no I/O until used
+        self.vectors = vectors or own_vectors
 
     def index_source(self, source_id: str, progress: Progress | None = None) -> IndexStats:
         """Index a stored source. Blocks whose (model, content hash) has a vector are skipped

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from footnote.index.bm25 import Bm25Index
 from footnote.index.filters import SearchFilters
-from footnote.index.postings import TOKENIZE, tokenize_words, varints
+from footnote.index.postings import TOKENIZE, fts_averages, tokenize_words
 from footnote.index.scope import BM25_WEIGHTS, TEXT_COLUMNS, plan, prune_terms, scope_clauses
 from footnote.index.tokens import fts_columns, fts_match, mark_cjk, match_terms, query_terms
 from footnote.store import SqliteStore
@@ -218,8 +218,7 @@ class SqliteLexical:
 
     def _rows(self) -> int:
         """Rows in the FTS table, from its averages record (FTS5 keeps the count there)."""
-        row = self.store.conn.execute("SELECT block FROM blocks_fts_data WHERE id = 1").fetchone()
-        return varints(bytes(row[0]))[0] if row and row[0] else 0
+        return fts_averages(self.store.conn)[0]
 
     def _stem(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """Query term -> the tokens the index holds for it (porter stems), cached."""

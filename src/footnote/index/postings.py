@@ -140,6 +140,13 @@ def word_splitter(conn: sqlite3.Connection) -> WordSplitter:
         return _SPLITTER[0]
 
 
+def fts_averages(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(rows, tokens in all columns) of `blocks_fts`, from FTS5's averages record."""
+    row = conn.execute("SELECT block FROM blocks_fts_data WHERE id = 1").fetchone()
+    vals = varints(bytes(row[0])) if row and row[0] else [0]
+    return vals[0], sum(vals[1:])
+
+
 @dataclass
 class Segment:
     """Token id -> (rows, weighted frequencies), compressed sparse rows."""

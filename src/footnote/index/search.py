@@ -11,8 +11,7 @@ from footnote.errors import UsageError
 from footnote.index.base import LexicalBackend, Reranker, VectorBackend
 from footnote.index.filters import SearchFilters
 from footnote.index.fusion import Fused, linear, mmr, rrf
-from footnote.index.lexical import SqliteLexical
-from footnote.index.vectors import SqliteVectors
+from footnote.index.indexer import embedded_backends
 from footnote.models.base import Embedder
 from footnote.store import SqliteStore
 from footnote.types import Hit
@@ -38,12 +37,9 @@ class Searcher:
     ) -> None:
         self.store, self.embedder, self.settings = store, embedder, settings
         self.reranker = reranker
-        self.lexical = lexical or SqliteLexical(
-            store, memory_threshold=settings.lexical_memory_threshold, index_dir=index_dir
-        )
-        self.vectors = vectors or SqliteVectors(
-            store, embedder.name, embedder.dim, settings, index_dir
-        )
+        own_lexical, own_vectors = embedded_backends(store, embedder, settings, index_dir)
+        self.lexical = lexical or own_lexical  # both cheap to construct: no I/O until used
+        self.vectors = vectors or own_vectors
 
     def search(
         self,
