@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
+
 from footnote.config import GraphSettings
-from footnote.index.cypher_guard import GraphGuard
-from footnote.pipelines.graph_io import GraphCatalog
-from footnote.store.graph_base import GraphSpec
+from footnote.store.graph.base import GraphSpec
+from footnote.verify.cypher.guard import GraphGuard
+from footnote.workspace import graph_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location(
@@ -53,13 +56,15 @@ def suite(store: object) -> dict[str, object]:
 def main() -> None:
     out: dict[str, object] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        cat = GraphCatalog(GraphSettings(dir=tmp), Path(tmp))
+        cat = graph_catalog(GraphSettings(dir=tmp), Path(tmp))
         cat.create(GraphSpec.model_validate(films.FILMS), films.NODES, films.RELS)
         store = cat.open("films")
         out["ladybug"] = suite(store)
         store.close()
     try:
-        from footnote.store.graph_falkor import FalkorGraph, FalkorServer
+        from falkor_server import FalkorServer
+
+        from footnote.store.graph.falkor import FalkorGraph
 
         server = FalkorServer().start()
         try:

@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from footnote.config import GraphSettings, load_settings
-from footnote.index.cypher_guard import Principal
+from footnote.index.graph.align import entity_index
 from footnote.models import build_roles
-from footnote.pipelines.graph_io import GraphCatalog, entity_index
-from footnote.pipelines.graph_qa import GraphDeps, GraphQAPipeline, GraphRequest
-from footnote.store.graph_base import GraphSpec
+from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.store.graph.base import GraphSpec
+from footnote.verify.cypher.guard import Principal
+from footnote.workspace import graph_catalog
 
 OUT = Path(__file__).parent / "out"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "cypherbench-au"
@@ -155,7 +156,7 @@ def main() -> None:
     args = ap.parse_args()
     ws = OUT / "graph_au_ws"
     cfg = GraphSettings(dir=str(ws), understand=args.understand, answer="template", retries=1)
-    cat = GraphCatalog(cfg, ws)
+    cat = graph_catalog(cfg, ws)
     settings = load_settings(OUT / "graph_ws_settings")
     roles = build_roles(settings.models)
     cypher = roles.chat("cypher")
@@ -173,7 +174,7 @@ def main() -> None:
         spec, rows = build_spec(graph, items)
         cat.create(spec, rows["nodes"], {}, replace=True)
         store = cat.open(spec.name)
-        index = entity_index(store, roles.embedder(), cfg, ws / spec.name / "cache")
+        index = entity_index(store, roles.embedder().fixed(()), cfg, ws / spec.name / "cache")
         deps = GraphDeps(store, index, cfg, understand_model=understand, cypher_model=cypher)
         pipe = GraphQAPipeline(deps)
         print(f"{graph}: {len(spec.nodes)} labels, {len(spec.relationships)} rel types", flush=True)

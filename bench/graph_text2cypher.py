@@ -29,17 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from footnote.config import GraphSettings, load_settings
-from footnote.index.cypher_guard import GraphGuard, Principal
+from footnote.index.graph.align import entity_index
 from footnote.models import build_roles
-from footnote.pipelines.graph_io import (
-    GraphCatalog,
-    demo_data_dir,
-    demo_rows,
-    demo_spec,
-    entity_index,
-)
-from footnote.pipelines.graph_qa import GraphDeps, GraphQAPipeline, GraphRequest
-from footnote.store.graph_base import GraphQueryError
+from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.pipelines.graph.sources import demo_data_dir, demo_rows, demo_spec
+from footnote.store.graph.base import GraphQueryError
+from footnote.verify.cypher.guard import GraphGuard, Principal
+from footnote.workspace import graph_catalog
 
 OUT = Path(__file__).parent / "out"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -162,7 +158,7 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     ws = OUT / "graph_ws"
     cfg = GraphSettings(dir=str(ws), understand="rules", answer="template", retries=1)
-    cat = GraphCatalog(cfg, ws)
+    cat = graph_catalog(cfg, ws)
     for name in ("movies", "northwind"):
         if name not in cat.names():
             cat.create(demo_spec(name), *demo_rows(name, demo_data_dir(cfg)))
@@ -198,7 +194,7 @@ def main() -> None:
             store.close()
             continue
         random.Random(args.seed).shuffle(usable)
-        index = entity_index(store, roles.embedder(), cfg, ws / db / "cache")
+        index = entity_index(store, roles.embedder().fixed(()), cfg, ws / db / "cache")
         pipe = GraphQAPipeline(GraphDeps(store, index, cfg, cypher_model=cypher_model))
         records: list[dict[str, Any]] = []
         for i, (c, gold) in enumerate(usable[: args.n]):

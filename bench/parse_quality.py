@@ -1,8 +1,11 @@
-"""Parse quality against ground truth we did not write.
+"""Parse quality against ground truth we did not write, before/after in the same run.
 
-(a) olmOCR-bench sample rules (present / absent / order / table) on our extracted text;
-(b) heading recall vs GROBID/S2ORC section headers and LaTeX \\section titles;
-(c) table cell F1 vs docling JSON tables and MinerU ground-truth Markdown tables.
+Every measure runs twice in this process: BASELINE is ingestion as it was before issue #21 (no
+OCR, ruled tables by pdfplumber only, no unruled tables), CURRENT is the default settings.
+(a) olmOCR-bench sample rules (present / absent / order / table; math where LaTeX is produced);
+(b) heading recall and precision vs GROBID/S2ORC section headers and LaTeX \\section titles;
+(c) table cell F1 per ground-truth table (docling JSON, MinerU Markdown/HTML, LaTeX tabulars),
+    each GT table against the best-matching table we extracted from the same PDF.
 Usage: python bench/parse_quality.py   (needs ../shared/data)
 """
 
@@ -10,9 +13,12 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
+
+import lxml.html
 
 from footnote.config import IngestSettings
 from footnote.errors import IngestError
@@ -20,10 +26,32 @@ from footnote.ingest import parse_file
 from footnote.types import Document
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
+DATA = next(
+    (p / "shared" / "data" for p in REPO.parents if (p / "shared" / "data").is_dir()),
+    REPO.parent / "shared" / "data",
+)
 OLMO = DATA / "olmocr-bench-sample"
 SCI = DATA / "sci-pdfs"
-SETTINGS = IngestSettings()
+GT = SCI / "groundtruth"
+BASELINE = IngestSettings(
+    ocr="off", pdf_tables="pdfplumber", unruled_tables=False, formula_latex=False
+)
+CURRENT = IngestSettings()
+CONFIGS = {"baseline": BASELINE, "current": CURRENT}
+if "--docling" in sys.argv:  # the optional heavier reader, on the same ground truth
+    CONFIGS["docling"] = IngestSettings(pdf_parser="docling-parse")
+_CACHE: dict[tuple[str, Path], Document | None] = {}
+
+
+def parsed(config: str, path: Path) -> Document | None:
+    """A document parsed once per configuration (None when ingestion refused it)."""
+    key = (config, path)
+    if key not in _CACHE:
+        try:
+            _CACHE[key] = parse_file(path, CONFIGS[config])
+        except IngestError:
+            _CACHE[key] = None
+    return _CACHE[key]
 
 
 def norm(text: str, case: bool = False) -> str:
@@ -83,22 +111,26 @@ def table_rule(rule: dict[str, str], doc: Document) -> bool:
     return False
 
 
-def olmocr() -> dict[str, tuple[int, int]]:
+def _latex_key(tex: str) -> str:
+    """A LaTeX formula reduced for comparison: no spaces, braces, \\left/\\right or sizing."""
+    tex = re.sub(r"\\(?:left|right|big|Big|bigg|Bigg|displaystyle|,|;|!|quad|qquad)", "", tex)
+    return re.sub(r"[\s{}]", "", tex)
+
+
+def math_rule(rule: dict[str, str], doc: Document) -> bool:
+    """Our stand-in for olmOCR's rendered-formula comparison: the rule's LaTeX, reduced, equals
+    (or is contained in) a formula block's LaTeX, reduced."""
+    want = _latex_key(rule["math"])
+    return any(b.latex and want in _latex_key(b.latex) for b in doc.blocks)
+
+
+def olmocr(config: str) -> dict[str, tuple[int, int]]:
     """Pass counts per rule type."""
     rules = [json.loads(x) for x in (OLMO / "dataset.jsonl").read_text().splitlines() if x.strip()]
-    docs: dict[str, Document | None] = {}
     result: dict[str, list[bool]] = defaultdict(list)
     for rule in rules:
-        name = rule["pdf"]
-        if name not in docs:
-            try:
-                docs[name] = parse_file(OLMO / "pdfs" / name, SETTINGS)
-            except IngestError:
-                docs[name] = None
-        doc = docs[name]
+        doc = parsed(config, OLMO / "pdfs" / rule["pdf"])
         kind = rule["type"]
-        if kind == "math":
-            continue
         if doc is None:
             result[kind].append(False)
             continue
@@ -113,6 +145,8 @@ def olmocr() -> dict[str, tuple[int, int]]:
             a = fuzzy_find(norm(rule["before"]), text, diffs)
             b = fuzzy_find(norm(rule["after"]), text, diffs)
             ok = a >= 0 and b >= 0 and a < b
+        elif kind == "math":
+            ok = math_rule(rule, doc)
         else:
             ok = table_rule(rule, doc)
         result[kind].append(ok)
@@ -143,9 +177,7 @@ def _match(t: str, o: str) -> bool:
 
 
 def recall(truth: list[str], doc: Document) -> tuple[int, int, int, int]:
-    """(hits, truth headings, our headings matching a true one, our headings): recall on the
-    key equality/containment match, and precision over our headings except the title and
-    front/back matter the truth does not list."""
+    """(hits, truth headings, our headings matching a true one, our headings)."""
     keys = {heading_key(x) for x in truth if heading_key(x)}
     heads = [b for b in doc.blocks if b.kind == "heading"]
     hit = sum(1 for t in keys if any(_match(t, heading_key(b.text)) for b in heads))
@@ -158,85 +190,141 @@ def recall(truth: list[str], doc: Document) -> tuple[int, int, int, int]:
     return hit, len(keys), good, len(ours)
 
 
-def headings() -> dict[str, tuple[int, int, int, int]]:
-    """Heading recall per document."""
+def headings(config: str) -> dict[str, tuple[int, int, int, int]]:
+    """Heading recall/precision per document."""
     out = {}
-    gt = SCI / "groundtruth"
     for name in ("N18-3011", "2020.acl-main.207"):
-        data = json.loads((gt / f"{name}.s2orc.json").read_text())
+        data = json.loads((GT / f"{name}.s2orc.json").read_text())
         truth = [p["section"] for p in data["pdf_parse"]["body_text"] if p["section"]]
-        out[name] = recall(truth, parse_file(SCI / "pdfs" / f"{name}.pdf", SETTINGS))
+        doc = parsed(config, SCI / "pdfs" / f"{name}.pdf")
+        out[name] = recall(truth, doc) if doc else (0, len(set(truth)), 0, 0)
     for name in ("elegantpaper-en", "elegantpaper-cn"):
-        tex = (gt / f"{name}.source.tex").read_text(encoding="utf-8")
+        tex = (GT / f"{name}.source.tex").read_text(encoding="utf-8")
         truth = re.findall(r"\\(?:sub)?section\*?\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}", tex)
         truth = [re.sub(r"\\[a-zA-Z]+\{?|[{}]", "", t) for t in truth]
-        out[name] = recall(truth, parse_file(SCI / "pdfs" / f"{name}.pdf", SETTINGS))
+        doc = parsed(config, SCI / "pdfs" / f"{name}.pdf")
+        out[name] = recall(truth, doc) if doc else (0, len(truth), 0, 0)
     return out
 
 
-def cell_f1(truth: list[str], doc: Document) -> tuple[float, int, int]:
-    """Multiset F1 of normalised non-empty cell texts."""
-    t = Counter(norm(c).replace(" ", "") for c in truth if norm(c))
-    ours = Counter(
-        norm(c).replace(" ", "")
+def _cell(text: str) -> str:
+    text = re.sub(r"\\mathrm\{([^}]*)\}|\\text\{([^}]*)\}", r"\1\2", text)
+    text = text.replace("\\%", "%").replace("$", "")
+    return norm(text).replace(" ", "")
+
+
+def gt_tables() -> list[tuple[str, Path, list[str]]]:
+    """(label, the PDF it belongs to, its cells) for every ground-truth table."""
+    out: list[tuple[str, Path, list[str]]] = []
+    for js in sorted(GT.glob("*.docling.json")):
+        name = js.name.replace(".docling.json", "")
+        for k, t in enumerate(json.loads(js.read_text()).get("tables", [])):
+            cells = [c["text"] for c in t["data"]["table_cells"]]
+            out.append((f"{name} #{k + 1} (docling)", SCI / "pdfs" / f"{name}.pdf", cells))
+    for md in sorted(GT.glob("mineru_*.gt.md")):
+        name = md.name.replace(".gt.md", "")
+        pdf, k = SCI / "pdfs" / f"{name}.pdf", 0
+        text = md.read_text(encoding="utf-8")
+        for block in re.findall(r"(?:^\|.*\n?)+", text, re.M):
+            cells = [
+                c
+                for line in block.splitlines()
+                if not re.fullmatch(r"[|:\-\s]+", line)
+                for c in line.strip().strip("|").split("|")
+            ]
+            k += 1
+            out.append((f"{name[:24]} #{k} (md)", pdf, cells))
+        for html in re.findall(r"<table.*?</table>", text, re.S):
+            root = lxml.html.fromstring(html)
+            cells = [" ".join(td.itertext()) for td in root.iter("td", "th")]
+            k += 1
+            out.append((f"{name[:24]} #{k} (html)", pdf, cells))
+    tex_sources = [
+        ("elegantpaper-en", GT / "elegantpaper-en.source.tex", "elegantpaper-en.pdf"),
+        ("elegantpaper-cn", GT / "elegantpaper-cn.source.tex", "elegantpaper-cn.pdf"),
+        (
+            "ucasthesis Chap_Guide",
+            GT / "ucasthesis-tex" / "Chap_Guide.tex",
+            "ucasthesis-template-guide-zh.pdf",
+        ),
+        (
+            "ucasthesis Chap_Intro",
+            GT / "ucasthesis-tex" / "Chap_Intro.tex",
+            "ucasthesis-template-guide-zh.pdf",
+        ),
+    ]
+    for label, tex, pdf in tex_sources:
+        doc = parse_file(tex, CURRENT)  # tabular environments read from the LaTeX source
+        for k, b in enumerate(b for b in doc.blocks if b.table is not None):
+            assert b.table is not None
+            cells = [c for row in b.table.all_rows for c in row]
+            out.append((f"{label} #{k + 1} (tex)", SCI / "pdfs" / pdf, cells))
+    return out
+
+
+def f1(truth: Counter[str], ours: Counter[str]) -> float:
+    tp = sum((truth & ours).values())
+    p, r = tp / max(sum(ours.values()), 1), tp / max(sum(truth.values()), 1)
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def table_f1(config: str, pdf: Path, cells: list[str]) -> float:
+    """Cell F1 of one GT table against the best-matching table we extracted."""
+    truth = Counter(_cell(c) for c in cells if _cell(c))
+    doc = parsed(config, pdf)
+    if doc is None:
+        return 0.0
+    scores = [
+        f1(truth, Counter(_cell(c) for row in b.table.all_rows for c in row if _cell(c)))
         for b in doc.blocks
-        if b.table
-        for r in b.table.all_rows
-        for c in r
-        if norm(c)
-    )
-    tp = sum((t & ours).values())
-    p = tp / max(sum(ours.values()), 1)
-    r = tp / max(sum(t.values()), 1)
-    return (2 * p * r / (p + r) if p + r else 0.0), sum(ours.values()), sum(t.values())
-
-
-def tables() -> dict[str, tuple[float, int, int]]:
-    """Cell F1 per document with ground-truth tables."""
-    gt = SCI / "groundtruth"
-    out = {}
-    for js in sorted(gt.glob("*.docling.json")):
-        data = json.loads(js.read_text())
-        cells = [c["text"] for t in data.get("tables", []) for c in t["data"]["table_cells"]]
-        if cells:
-            name = js.name.replace(".docling.json", "")
-            out[name] = cell_f1(cells, parse_file(SCI / "pdfs" / f"{name}.pdf", SETTINGS))
-    for md in sorted(gt.glob("mineru_*.gt.md")):
-        cells = []
-        for line in md.read_text(encoding="utf-8").splitlines():
-            if line.startswith("|") and not re.fullmatch(r"[|:\-\s]+", line):
-                cells += [
-                    re.sub(r"\$|\\mathrm\{([^}]*)\}", r"\1", c).replace("\\%", "%")
-                    for c in line.strip().strip("|").split("|")
-                ]
-        if cells:
-            name = md.name.replace(".gt.md", "")
-            out[name[:40]] = cell_f1(cells, parse_file(SCI / "pdfs" / f"{name}.pdf", SETTINGS))
-    return out
+        if b.table is not None
+    ]
+    return max(scores, default=0.0)
 
 
 def main() -> None:
-    """Print the three tables of numbers."""
+    """Print the three tables of numbers, one column per configuration."""
     if not DATA.exists():
         raise SystemExit(f"shared data not found at {DATA}")
-    print("(a) olmOCR-bench sample rules (math rules not evaluated: we emit no LaTeX)")
-    total = [0, 0]
-    for kind, (ok, n) in sorted(olmocr().items()):
-        total[0] += ok
-        total[1] += n
-        print(f"  {kind:8} {ok:3d}/{n:<3d} {ok / n:6.1%}")
-    print(f"  {'all':8} {total[0]:3d}/{total[1]:<3d} {total[0] / total[1]:6.1%}")
-    print("(b) heading recall; precision (ours matching a true heading / ours)")
-    hs = headings()
-    for name, (hit, n, good, ours) in hs.items():
-        print(
-            f"  {name:40} {hit:3d}/{n:<3d} {hit / max(n, 1):6.1%}   "
-            f"precision {good:3d}/{ours:<3d} {good / max(ours, 1):6.1%}"
-        )
-    print("(c) table cell F1 (ours cells / truth cells)")
-    for name, (f1, ours, truth) in tables().items():
-        print(f"  {name:40} F1 {f1:5.2f}  ({ours} / {truth})")
+    names = list(CONFIGS)
+    print(
+        "baseline: no OCR, pdfplumber ruled tables only, no unruled tables, no formula LaTeX; "
+        "current: default settings"
+    )
+    if "docling" in CONFIGS:
+        print("docling: current settings with ingest.pdf_parser = docling-parse")
+    print("\n(a) olmOCR-bench sample rules   " + "".join(f"{n:>16}" for n in names))
+    runs = {c: olmocr(c) for c in names}
+    totals = {c: [0, 0] for c in names}
+    for kind in sorted(runs["current"]):
+        cells = []
+        for c in names:
+            ok, n = runs[c].get(kind, (0, 0))
+            totals[c][0] += ok
+            totals[c][1] += n
+            cells.append(f"{ok:4d}/{n:<3d} {ok / max(n, 1):6.1%}")
+        print(f"  {kind:30} " + "  ".join(cells))
+    print(f"  {'all':30} " + "  ".join(f"{a:4d}/{n:<3d} {a / n:6.1%}" for a, n in totals.values()))
+    print("\n(b) headings: recall (hits/truth) and precision (ours matching/ours)")
+    for config in names:
+        for name, (hit, n, good, ours) in headings(config).items():
+            print(
+                f"  {config:8} {name:22} recall {hit:3d}/{n:<3d} {hit / max(n, 1):6.1%}   "
+                f"precision {good:3d}/{ours:<3d} {good / max(ours, 1):6.1%}"
+            )
+    print("\n(c) table cell F1 per ground-truth table " + "".join(f"{n:>10}" for n in names))
+    means: dict[str, list[float]] = {c: [] for c in names}
+    for label, pdf, cells in gt_tables():
+        scores = {c: table_f1(c, pdf, cells) for c in names}
+        for c, v in scores.items():
+            means[c].append(v)
+        row = "".join(f"{scores[c]:10.2f}" for c in names)
+        print(f"  {label:40}{row}   ({len(cells)} cells)")
+    count = len(means["current"])
+    row = "".join(f"{sum(v) / max(len(v), 1):10.2f}" for v in means.values())
+    print(f"  {'mean over ' + str(count) + ' tables':40}{row}")
 
 
 if __name__ == "__main__":
     main()
+    sys.exit(0)

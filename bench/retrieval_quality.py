@@ -37,8 +37,10 @@ from _common import CachedE5
 from footnote.config import RetrievalSettings
 from footnote.index import Indexer, Searcher, SearchFilters
 from footnote.index.lexical import SqliteLexical
-from footnote.index.tokens import CJK_RUN_RE, query_terms
-from footnote.store import SqliteStore
+from footnote.index.lexical_text import query_terms
+from footnote.models.roles import RoleEmbedder
+from footnote.store.sqlite import SqliteStore
+from footnote.textnorm import CJK_RUN_RE
 from footnote.types import Block, Document, Source, make_block_id, sha256_hex
 
 DATA = Path("/work/shared/data")
@@ -239,7 +241,7 @@ def main() -> None:
     store = SqliteStore(tmp / "q.db")
     ids = build(store, en + zh)
     t0 = time.perf_counter()
-    idx = Indexer(store, e5, RetrievalSettings(), tmp / "idx")
+    idx = Indexer(store, RoleEmbedder(e5, url=e5.name, external=False), RetrievalSettings(), tmp / "idx")
     for sid in ids.values():
         idx.index_source(sid)
     e5.save()
@@ -259,10 +261,13 @@ def main() -> None:
         print(f"\nlexical term budget (summed document frequency): {budget}")
 
     def searcher(**kw):  # type: ignore[no-untyped-def]
-        return Searcher(store, e5, RetrievalSettings(**kw), tmp / "idx", lexical=lex)
+        return Searcher(store, RoleEmbedder(e5, url=e5.name, external=False), RetrievalSettings(**kw), tmp / "idx", lexical=lex)
 
     allq = lambda pi, qi: True  # noqa: E731
-    print("\n## English QASPER, all questions (default settings: RRF, vector weight 2, MMR on)\n" + head)
+    print(
+        "\n## English QASPER, all questions (default settings: RRF, vector weight 2, MMR on)\n"
+        + head
+    )
     s = searcher()
     for name, m in [
         ("lexical (FTS5 bm25)", ("lexical",)),
@@ -273,7 +278,7 @@ def main() -> None:
     print(fmt("hybrid, MMR off", evaluate(s, en, ids, allq, ("lexical", "vector"), mmr=False)))
     # the in-memory bm25 index (used above `lexical_memory_threshold` blocks) on the same data
     mem = SqliteLexical(store, memory_threshold=0, index_dir=tmp / "idx")
-    s_mem = Searcher(store, e5, RetrievalSettings(), tmp / "idx", lexical=mem)
+    s_mem = Searcher(store, RoleEmbedder(e5, url=e5.name, external=False), RetrievalSettings(), tmp / "idx", lexical=mem)
     print(fmt("lexical, in-memory bm25", evaluate(s_mem, en, ids, allq, ("lexical",))))
     print(fmt("hybrid, in-memory bm25", evaluate(s_mem, en, ids, allq, ("lexical", "vector"))))
     # tune on one half (even question positions), report on the other (odd)

@@ -13,7 +13,7 @@ import time
 from footnote.config import ModelSettings
 from footnote.models import build_roles
 from footnote.models.base import Message
-from footnote.pipelines.chat import _clean_rewrite, needs_rewrite
+from footnote.pipelines.chat.pipeline import _clean_rewrite, needs_rewrite
 from footnote.prompts import render
 
 # (question, needs the history to be understood)

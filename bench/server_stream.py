@@ -147,10 +147,8 @@ async def latency(base: str, raw_base: str, tokens: int) -> None:
 async def hub_only(ws: Workspace, tokens: int) -> None:
     """Encoding + persistence + run bookkeeping per event, without HTTP (no follower)."""
     from footnote.server.runner import RunHub
-    from footnote.store.runs import RunStore
-    from footnote.store.sessions import SessionStore
 
-    hub = RunHub(SessionStore(ws.store), RunStore(ws.store))
+    hub = RunHub(ws.events, ws.runs)
     times = []
     for i in range(3):
         t0 = time.perf_counter()

@@ -4,6 +4,7 @@
     ├── UsageError            the person at the keyboard: bad input, unknown id, bad flag
     │   ├── NotFound          a source, block, session or run id that does not exist
     │   └── ConfigError       the configuration is invalid or a role is unbound
+    │       └── SandboxUnavailable  the code sandbox cannot be built on this machine
     ├── IngestError           a document could not be turned into blocks (says why)
     │   ├── EncryptedDocument needs a password (or the one given is wrong)
     │   └── UnsupportedInput  not a format we read, or over a configured limit
@@ -12,7 +13,9 @@
     │   ├── ProviderUnavailable  the backend cannot be reached or is not installed
     │   ├── ModelOutputInvalid   output failed validation after the repair attempt
     │   └── LicenceRefused       labelled text may not be sent to this role's model
-    ├── BudgetExceeded        a run hit its token / call / wall-clock budget
+    ├── FetchError            a web page, search or database could not be read (says why)
+    │   └── EgressRefused     the egress policy forbids it: scheme, domain, address, size
+    ├── BudgetExceeded        a run hit its token / call / search / fetch / wall-clock budget
     └── ToolRetry             a message that goes back to the model as an observation
 
 Exceptions carry data, never side effects (no logging in constructors).
@@ -35,6 +38,10 @@ class NotFound(UsageError):
 
 class ConfigError(UsageError):
     """Invalid configuration, or a model role with no binding."""
+
+
+class SandboxUnavailable(ConfigError):
+    """The code sandbox (bubblewrap, seccomp, a system Python) is missing here; nothing runs."""
 
 
 class IngestError(FootnoteError):
@@ -80,6 +87,14 @@ class LicenceRefused(ModelError):
         self.role = role
         self.label = label
         self.model = model
+
+
+class FetchError(FootnoteError):
+    """A remote page, search API or database could not be read."""
+
+
+class EgressRefused(FetchError):
+    """The egress policy forbids this request (scheme, domain, resolved address, size)."""
 
 
 class BudgetExceeded(FootnoteError):

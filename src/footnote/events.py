@@ -8,7 +8,17 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, asdict, dataclass, field
 from typing import Any, Literal
 
-from footnote.types import Answer, Citation
+from footnote.types import (
+    Answer,
+    Brief,
+    ChecklistItem,
+    Citation,
+    Claim,
+    Conflict,
+    EvidenceCard,
+    Outline,
+    SubQuestion,
+)
 
 
 @dataclass(frozen=True)
@@ -23,10 +33,12 @@ class Status:
 
 @dataclass(frozen=True)
 class Thinking:
-    """Intermediate reasoning or a plan the user may see."""
+    """Intermediate model text (an attach-mode draft, an agent's thought) the user may watch:
+    *unchecked*, never part of the answer, the stored message, memory or the flat answer."""
 
     text: str
     _: KW_ONLY
+    unchecked: bool = True
     type: Literal["thinking"] = "thinking"
 
 
@@ -181,6 +193,175 @@ class Rows:
     type: Literal["rows"] = "rows"
 
 
+@dataclass(frozen=True)
+class GraphAnswer:
+    """Graph QA: the outcome (answered, clarify, no_rows, refused), the answer's sentences
+    with the row ids each cites (its footnotes), the query that ran and, for `clarify`, the
+    readings to choose from."""
+
+    status: str
+    text: str
+    _: KW_ONLY
+    sentences: list[dict[str, Any]] = field(default_factory=list)
+    cypher: str = ""
+    reason: str = ""
+    options: list[str] = field(default_factory=list)
+    support: float = 0.0
+    type: Literal["answer"] = "answer"
+
+
+@dataclass(frozen=True)
+class OutlineEvent:
+    """Research: the outline proposed (or as confirmed/edited by the analyst)."""
+
+    outline: Outline
+    _: KW_ONLY
+    type: Literal["outline"] = "outline"
+
+
+@dataclass(frozen=True)
+class PlanEvent:
+    """Research: the sub-questions with their budgets."""
+
+    sub_questions: tuple[SubQuestion, ...]
+    _: KW_ONLY
+    type: Literal["plan"] = "plan"
+
+
+@dataclass(frozen=True)
+class SubQuestionStart:
+    """Research: a worker started a sub-question."""
+
+    sub_question: SubQuestion
+    _: KW_ONLY
+    type: Literal["subquestion_start"] = "subquestion_start"
+
+
+@dataclass(frozen=True)
+class SubQuestionStop:
+    """Research: a sub-question stopped, and why (`done` or the budget that ran out)."""
+
+    sub_question_id: str
+    stop_reason: str
+    cards: int
+    _: KW_ONLY
+    used: dict[str, float] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    type: Literal["subquestion_stop"] = "subquestion_stop"
+
+
+@dataclass(frozen=True)
+class CardEvent:
+    """Research: an evidence card was made."""
+
+    card: EvidenceCard
+    _: KW_ONLY
+    type: Literal["card"] = "card"
+
+
+@dataclass(frozen=True)
+class ConflictEvent:
+    """Research: sources disagree on a figure (shown side by side)."""
+
+    conflict: Conflict
+    _: KW_ONLY
+    type: Literal["conflict"] = "conflict"
+
+
+@dataclass(frozen=True)
+class DraftEvent:
+    """Research: a chapter's draft claims, before the checks (unchecked text)."""
+
+    item_id: str
+    claims: tuple[Claim, ...]
+    _: KW_ONLY
+    writer: str = ""
+    type: Literal["draft"] = "draft"
+
+
+@dataclass(frozen=True)
+class CheckEvent:
+    """Research: what the checks made of one claim."""
+
+    item_id: str
+    claim_id: str
+    verdict: str
+    _: KW_ONLY
+    reasons: dict[str, str] = field(default_factory=dict)
+    kept: bool = True
+    type: Literal["check"] = "check"
+
+
+@dataclass(frozen=True)
+class ChecklistEvent:
+    """Research: covered / uncovered / conflicting per outline item."""
+
+    items: tuple[ChecklistItem, ...]
+    _: KW_ONLY
+    sample_rate: float = 0.0
+    wrapped_up: bool = False
+    type: Literal["checklist"] = "checklist"
+
+
+@dataclass(frozen=True)
+class BudgetTick:
+    """Research: a budget's use (`scope`: run or a sub-question id); `warning` at the
+    warn fraction, `exhausted` names the resource that ran out."""
+
+    scope: str
+    used: dict[str, float]
+    limits: dict[str, float | None]
+    fraction: float
+    _: KW_ONLY
+    warning: bool = False
+    exhausted: str | None = None
+    type: Literal["budget"] = "budget"
+
+
+@dataclass(frozen=True)
+class BriefEvent:
+    """Research: the finished brief."""
+
+    brief: Brief
+    _: KW_ONLY
+    type: Literal["brief"] = "brief"
+
+
+@dataclass(frozen=True)
+class SettingEvent:
+    """One row of an experiment-settings table: verified values with citations, or not stated."""
+
+    field: str
+    row: dict[str, Any]
+    _: KW_ONLY
+    type: Literal["setting"] = "setting"
+
+
+@dataclass(frozen=True)
+class CrossCheckEvent:
+    """One recomputed aggregate of a paper: the stated value and the inputs, each cited."""
+
+    check: dict[str, Any]
+    _: KW_ONLY
+    type: Literal["crosscheck"] = "crosscheck"
+
+
+@dataclass(frozen=True)
+class InjectionEvent:
+    """Research: untrusted text (a fetched page, a document, a worker's output) tried to
+    instruct the system; `kind` says how, `excerpt` quotes it (at most 160 characters), `action`
+    says what the executor did (the text stayed data and was quarantined, or was dropped)."""
+
+    source_id: str
+    kind: str
+    excerpt: str
+    _: KW_ONLY
+    stage: str = "investigate"
+    action: str = "quarantined"
+    type: Literal["injection"] = "injection"
+
+
 Event = (
     Status
     | Thinking
@@ -198,6 +379,21 @@ Event = (
     | CypherEvent
     | Guard
     | Rows
+    | GraphAnswer
+    | OutlineEvent
+    | PlanEvent
+    | SubQuestionStart
+    | SubQuestionStop
+    | CardEvent
+    | ConflictEvent
+    | DraftEvent
+    | CheckEvent
+    | ChecklistEvent
+    | BudgetTick
+    | BriefEvent
+    | SettingEvent
+    | CrossCheckEvent
+    | InjectionEvent
 )
 
 

@@ -2,18 +2,123 @@
 
 `normalise` folds what PDF extraction and typing vary on: Unicode compatibility forms
 (full/half-width, ligatures), case, hyphenation at line breaks, whitespace, and spaces
-between CJK characters. `quantities` pulls numbers with their scale and unit so that
-"1.2 million", "120万" and "1,200,000" compare equal.
+between CJK characters. Numbers with their scale and unit are
+`footnote.numbers` (re-exported here: "1.2 million", "120万" and "1,200,000" compare equal). Also the one home of the CJK character
+ranges, the sentence splitter and the stop-word lists.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
-from dataclasses import dataclass
 
-_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef"
+from footnote.numbers import Quantity as Quantity
+from footnote.numbers import looks_like_year as looks_like_year
+from footnote.numbers import parse_number as parse_number
+from footnote.numbers import quantities as quantities
+from footnote.numbers import same_quantity as same_quantity
+from footnote.numbers import unmatched_numbers as unmatched_numbers
+from footnote.numbers import year_ranges as year_ranges
+
+CJK_IDEOGRAPHS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+"""CJK ideograph ranges (extension A, unified, compatibility), for character classes."""
+CJK_RE = re.compile(f"[{CJK_IDEOGRAPHS}]")
+"""One CJK ideograph."""
+CJK_RUN_RE = re.compile(f"[{CJK_IDEOGRAPHS}]+")
+"""A run of CJK ideographs."""
+CJK_WIDE = CJK_IDEOGRAPHS + "\u3000-\u30ff\uff00-\uffef"
+"""Ideographs plus CJK punctuation, kana and full-width forms: text written without spaces."""
+_CJK = CJK_WIDE
+
+# fmt: off
+STOP_WORDS_EN = frozenset([
+    "a", "about", "also", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can",
+    "could", "did", "do", "does", "for", "from", "had", "has", "have", "here", "how", "i",
+    "if", "in", "into", "is", "it", "its", "may", "might", "no", "not", "of", "on", "or",
+    "our", "over", "should", "so", "such", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "to", "was", "we", "were", "what", "when",
+    "where", "which", "who", "whom", "why", "will", "with", "would", "yes", "you", "your",
+])
+"""English function words: dropped from search queries and from content-word overlap."""
+STOP_WORDS_ZH = frozenset([
+    "的", "了", "是", "在", "和", "与", "及", "或", "也", "都", "而", "其", "该", "这", "那", "一个", "我们",
+    "他们", "什么", "怎么", "怎样", "如何", "哪些", "哪个", "是否", "为什么", "一种", "这个", "那个", "这些", "那些", "以及",
+    "或者", "还是", "可以", "进行", "使用", "通过", "对于", "关于", "其中", "因为", "所以", "如果", "但是", "没有", "主要",
+])
+"""Chinese function words and characters, likewise."""
+QUESTION_WORDS_EN = frozenset([
+    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "are", "was",
+    "were", "do", "does", "did", "list", "show", "give", "find", "tell", "name", "the", "a",
+    "an", "in", "on", "of", "for", "and", "or", "i", "me", "my", "please", "can", "could",
+])
+"""Words that open or pad a question ("list", "show me", "please"): never part of a name."""
+FREQUENT_WORDS = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "de", "der", "die", "et", "for",
+    "from", "has", "have", "in", "is", "it", "la", "le", "not", "of", "on", "or", "our",
+    "that", "the", "this", "to", "und", "was", "we", "which", "with",
+])
+"""The most frequent words of English, French, German and Spanish: a text layer with hardly any
+of them is probably shifted glyphs, not language."""
+# fmt: on
+
+
+def has_cjk(text: str) -> bool:
+    """Whether `text` contains a CJK ideograph."""
+    return CJK_RE.search(text) is not None
+
+
+_CJK_RANGES = (
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x3000, 0x30FF),
+    (0xF900, 0xFAFF),
+    (0xFF00, 0xFFEF),
+    (0xAC00, 0xD7AF),
+    (0x20000, 0x2FFFF),
+)
+_CJK_CHAR = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES) + "]")
+_CJK_LETTER = re.compile(
+    "[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3041-\u3096\u30a1-\u30fa\uac00-\ud7af"
+    "\uff21-\uff3a\uff41-\uff5a\U00020000-\U0002ffff]"
+)
+_LATIN_LETTER = re.compile("[A-Za-z]")
+
+
+def is_cjk(ch: str) -> bool:
+    """True for Han (incl. extension B+), kana, hangul, CJK punctuation and full-width forms."""
+    o = ord(ch)
+    return any(a <= o <= b for a, b in _CJK_RANGES)
+
+
+def count_cjk(text: str) -> int:
+    """How many characters of `text` are CJK (the ranges of `is_cjk`)."""
+    return len(_CJK_CHAR.findall(text))
+
+
+def text_lang(text: str) -> str:
+    """The language of a text by its script: "ja" when kana make up a tenth of the CJK-wide
+    letters, "ko" when Hangul dominates, "zh" when Han characters dominate the letters (a Han
+    character counts as roughly one word, about four Latin letters), else "en"."""
+    han = kana = hangul = latin = 0
+    for ch in text:
+        o = ord(ch)
+        if 0x3040 <= o <= 0x30FF or 0x31F0 <= o <= 0x31FF or 0xFF66 <= o <= 0xFF9D:
+            kana += 1
+        elif 0xAC00 <= o <= 0xD7AF or 0x1100 <= o <= 0x11FF or 0x3130 <= o <= 0x318F:
+            hangul += 1
+        elif is_cjk(ch):
+            if ch.isalpha() or 0x4E00 <= o <= 0x9FFF:
+                han += 1
+        elif ch.isascii() and ch.isalpha():
+            latin += 1
+    if hangul * 2 >= max(1, han + kana) and hangul * 2 >= latin and hangul:
+        return "ko"
+    wide = han + kana
+    if wide == 0 or wide * 4 < latin:
+        return "en"
+    return "ja" if kana * 10 >= wide else "zh"
+
+
 _HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*(\w)")
 _SOFT_HYPHEN = re.compile("\u00ad")
 _WS = re.compile(r"\s+")
@@ -30,6 +135,27 @@ def normalise(text: str) -> str:
     text = _DASHES.sub("-", text)
     text = _WS.sub(" ", text).strip().lower()
     return _CJK_GAP.sub("", text)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[“])|(?<=[。！？；])")
+_ABBREV = re.compile(
+    r"(?:\bet al|\be\.g|\bi\.e|\bFig|\bEq|\bvs|\bcf|\bNo|\bSec|\bal|\bDr|\bMr|"
+    r"\bMs|\bpp|\bp|\bvol|\b[A-Z])\.$"
+)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of English or Chinese text, not split after common abbreviations (e.g., Fig.)."""
+    out: list[str] = []
+    for part in _SENTENCE_END.split(text.strip()):
+        part = part.strip()
+        if not part:
+            continue
+        if out and _ABBREV.search(out[-1]):
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out
 
 
 def contains(haystack: str, needle: str) -> bool:
@@ -67,90 +193,3 @@ def fuzzy_contains(haystack: str, needle: str, threshold: float = 0.85) -> bool:
                     break
         best = max(best, matched)
     return best / len(n) >= threshold
-
-
-# -- numbers --------------------------------------------------------------------------------
-_SCALES: dict[str, float] = {
-    "thousand": 1e3,
-    "k": 1e3,
-    "million": 1e6,
-    "m": 1e6,
-    "mn": 1e6,
-    "billion": 1e9,
-    "bn": 1e9,
-    "b": 1e9,
-    "trillion": 1e12,
-    "千": 1e3,
-    "万": 1e4,
-    "萬": 1e4,
-    "亿": 1e8,
-    "億": 1e8,
-    "百万": 1e6,
-    "千万": 1e7,
-    "万亿": 1e12,
-}
-_NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.])(?P<num>[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?)"
-    r"\s*(?P<scale>thousand|million|billion|trillion|bn|mn|万亿|百万|千万|[kmb万萬亿億千](?![a-z]))?"
-    r"\s*(?P<pct>%|percent|per cent|个百分点|百分点)?",
-    re.IGNORECASE,
-)
-_YEAR_LIKE = re.compile(r"^(1[89]|20)\d{2}$")
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """A number as written, its value with the scale applied, and whether it is a percent."""
-
-    text: str
-    value: float
-    percent: bool = False
-    decimals: int = 0
-    scale: float = 1.0
-
-
-def quantities(text: str) -> list[Quantity]:
-    """Numbers in `text` with scale words (million, 万, 亿 …) and percent signs applied."""
-    folded = unicodedata.normalize("NFKC", text)
-    found: list[Quantity] = []
-    for m in _NUMBER.finditer(folded):
-        raw = m["num"].replace(",", "")
-        try:
-            value = float(raw)
-        except ValueError:
-            continue
-        scale = _SCALES.get((m["scale"] or "").lower(), 1.0)
-        decimals = len(raw.split(".")[1]) if "." in raw else 0
-        found.append(Quantity(m.group(0).strip(), value * scale, bool(m["pct"]), decimals, scale))
-    return found
-
-
-def same_quantity(a: Quantity, b: Quantity) -> bool:
-    """Equal values, allowing 85% == 0.85 and rounding of the less precise one."""
-    candidates = [b.value]
-    if a.percent and not b.percent:
-        candidates.append(b.value * 100)
-    if b.percent and not a.percent:
-        candidates.append(b.value / 100)
-    for v in candidates:
-        if math.isclose(a.value, v, rel_tol=1e-9, abs_tol=1e-9):
-            return True
-        # "1.2 million" vs "1,213,000": a scaled number stands for its rounding interval
-        if a.scale > 1 and abs(a.value - v) <= 0.5 * 10 ** (-a.decimals) * a.scale:
-            return True
-    return False
-
-
-def unmatched_numbers(sentence: str, evidence: str) -> list[str]:
-    """Numbers in `sentence` that occur in no form in `evidence` (years and list markers too)."""
-    have = quantities(evidence)
-    missing = []
-    for q in quantities(sentence):
-        if not any(same_quantity(q, e) for e in have):
-            missing.append(q.text)
-    return missing
-
-
-def looks_like_year(q: Quantity) -> bool:
-    """A plain four-digit number between 1800 and 2099."""
-    return not q.percent and bool(_YEAR_LIKE.match(q.text))

@@ -6,7 +6,9 @@ Pages are 1-based. Non-paginated sources (HTML, Markdown, text) use page 1 and
 `bbox=None`.
 
 Ids:
-- a source id is the first 12 hex digits of the file's sha256 (`Source.id`);
+- a source id is the first 12 hex digits of `Source.sha256`: the file's sha256, or, when
+  `Source.parser` is set (pages were read by OCR), the sha256 of the file's sha256 and the
+  parser, so the same bytes read with OCR are a new version (`parse_identity`);
 - a block id is `<sha[:8]>-p<page>-<hash6>` where hash6 hashes the block's order
   and text, so re-ingesting the same bytes yields the same ids (`make_block_id`);
 - a table cell is addressed as `<block_id>#r<row>c<col>` (0-based, header rows
@@ -17,7 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import KW_ONLY, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Literal
 
 BlockKind = Literal[
@@ -42,7 +45,9 @@ BLOCK_KINDS: tuple[BlockKind, ...] = (
     "reference",
     "footnote",
 )
-SourceKind = Literal["pdf", "html", "md", "text", "web", "graph"]
+SourceKind = Literal[
+    "pdf", "html", "md", "text", "docx", "pptx", "epub", "tex", "csv", "xlsx", "web", "graph"
+]
 SourceType = Literal["primary", "secondary", "reprint", "unknown"]
 Verdict = Literal["supported", "weak", "unsupported"]
 AnswerStatus = Literal["answered", "no_evidence", "weak_evidence", "refused"]
@@ -53,6 +58,13 @@ BBox = tuple[float, float, float, float]
 def sha256_hex(data: bytes) -> str:
     """Hex sha256 of some bytes."""
     return hashlib.sha256(data).hexdigest()
+
+
+def parse_identity(file_sha: str, parser: str) -> str:
+    """The sha256 that identifies one reading of a file: the file's own for a plain parse."""
+    if not parser:
+        return file_sha
+    return hashlib.sha256(f"{file_sha}\x1f{parser}".encode()).hexdigest()
 
 
 def make_block_id(source_sha: str, page: int, order: int, text: str) -> str:
@@ -66,6 +78,14 @@ def cell_id(block_id: str, row: int, col: int) -> str:
     return f"{block_id}#r{row}c{col}"
 
 
+BLOCK_ID_PATTERN = r"[0-9a-f]{8}-p\d+-[0-9a-f]{6,}"
+"""A block id as `make_block_id` writes it (no anchors: embed it in larger patterns)."""
+COMPUTATION_ID_PATTERN = r"calc-[0-9a-f]{10}"
+"""A computation run in the code sandbox over cited numbers (`agent.compute`)."""
+EVIDENCE_ID_PATTERN = rf"(?:{BLOCK_ID_PATTERN}(?:#r\d+c\d+)?|{COMPUTATION_ID_PATTERN})"
+"""A block id, a table-cell id (`…#r1c2`) or a computation id (`calc-…`)."""
+EVIDENCE_ID_RE = re.compile(f"^{EVIDENCE_ID_PATTERN}$")
+"""Matches a whole string that is a block or cell id."""
 _CELL_RE = re.compile(r"^(?P<block>[^#\s]+)#r(?P<row>\d+)c(?P<col>\d+)$")
 
 
@@ -123,6 +143,11 @@ class Block:
     formula_number: str | None = None
     links: tuple[str, ...] = ()
     """Ids of reference blocks that in-text citation markers in this block point to."""
+    ocr_confidence: float | None = None
+    """Set when the text was read by OCR: the mean word confidence (0–1). Quotes from such
+    blocks may differ from the page by OCR errors, so they are matched leniently."""
+    latex: str | None = None
+    """A formula's LaTeX, where the source had it or a rule set could write it."""
 
 
 @dataclass(frozen=True)
@@ -151,10 +176,91 @@ class Source:
     version: int = 1
     fetched_at: str | None = None
     published_at: str | None = None
+    """ISO date (YYYY or YYYY-MM or YYYY-MM-DD) the document says it was published."""
     source_type: SourceType = "unknown"
     labels: tuple[str, ...] = ()
     acl_groups: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    doi: str | None = None
+    arxiv_id: str | None = None
+    parser: str = ""
+    """What read the file beyond its text layer (e.g. the OCR engine and languages); empty
+    for a plain parse. Part of the version's identity: see `sha256`."""
+    owner: str = ""
+    """The user who uploaded it ("" for the operator: CLI ingests, single-user mode)."""
+
+
+PERSONAL_PREFIX = "user:"
+"""Group names starting with this are personal: `user:<id>` has exactly one member."""
+
+
+def personal_group(user_id: str) -> str:
+    """The group only `user_id` belongs to; every keyed user's groups include it."""
+    return f"{PERSONAL_PREFIX}{user_id}"
+
+
+def readable_by(source: Source, user_groups: tuple[str, ...] | None) -> bool:
+    """The visibility rule (the one every route, tool, cache and index filter follows).
+
+    `None` groups are unrestricted (the local user, an admin); a source with no ACL groups is
+    public; any other source is readable when the groups intersect. Ownership is part of it:
+    a keyed user's groups include their personal group, and an owned source that is not
+    public always names its owner's personal group (`owned_acl`), so the owner keeps reading
+    it whatever groups they are moved between."""
+    groups = source.acl_groups
+    return user_groups is None or not groups or bool(set(groups) & set(user_groups))
+
+
+RESTRICTED_LABELS: dict[str, tuple[str, ...]] = {"client-confidential": ()}
+"""Labels whose text leaves the system (exports, the exporter's view) only for some readers;
+the default of `export.label_readers`."""
+
+
+def label_refusal(
+    labels: Sequence[str],
+    user_groups: tuple[str, ...] | None,
+    source_groups: Sequence[str] = (),
+    readers: Mapping[str, Sequence[str]] = RESTRICTED_LABELS,
+) -> str | None:
+    """Why text carrying `labels` may not go out to this user, or None (the one label rule).
+    A restricted label admits the groups `readers` names for it plus the groups of the text's
+    own source; fetched text has no source groups. Unrestricted users (`None`) read all."""
+    if user_groups is None:
+        return None
+    for label in labels:
+        if label in readers:
+            allowed = set(readers[label]) | set(source_groups)
+            if not allowed & set(user_groups):
+                return f"labelled {label}: readable only by " + (
+                    ", ".join(sorted(allowed)) or "unrestricted users"
+                )
+    return None
+
+
+def owned_acl(owner: str, groups: tuple[str, ...], *, public: bool = False) -> tuple[str, ...]:
+    """The ACL of a source `owner` adds: `()` when public (or no owner), else the groups plus
+    the owner's personal group (a private source: the personal group alone)."""
+    if public or not owner:
+        return () if public else groups
+    return tuple(dict.fromkeys([*groups, personal_group(owner)]))
+
+
+def deletable_by(source: Source, user_id: str, *, admin: bool) -> bool:
+    """Only the owner or an admin deletes (operator sources, with no owner: admins only)."""
+    return admin or (bool(source.owner) and source.owner == user_id)
+
+
+def scoped_source_id(
+    sha: str, owner: str, acl_groups: tuple[str, ...], labels: tuple[str, ...]
+) -> str:
+    """The id of the record a file gets: `sha[:12]` for the operator; for an owner, a hash of
+    the bytes, owner, ACL and labels, so deduplication never crosses visibility: the same
+    bytes uploaded by two users (or with two ACLs) are two records."""
+    if not owner:
+        return sha[:12]
+    key = "\x1f".join([sha, owner, ",".join(sorted(acl_groups)), ",".join(sorted(labels))])
+    return sha256_hex(key.encode("utf-8"))[:12]
 
 
 @dataclass(frozen=True)
@@ -165,6 +271,28 @@ class Document:
     blocks: tuple[Block, ...]
     _: KW_ONLY
     sections: tuple[Section, ...] = ()
+
+
+def with_source_id(document: Document, source_id: str, **changes: object) -> Document:
+    """The document under another source id: block ids take the new id's first 8 hex digits
+    (the rest of each id is kept, so ids stay stable per record), as do links and sections."""
+    old = document.source.id
+    if source_id == old and not changes:
+        return document
+
+    def bid(block_id: str) -> str:
+        return source_id[:8] + block_id[8:] if block_id.startswith(old[:8]) else block_id
+
+    def section(s: Section) -> Section:
+        return replace(s, block_ids=tuple(bid(b) for b in s.block_ids),
+                       children=tuple(section(c) for c in s.children))  # fmt: skip
+
+    blocks = tuple(
+        replace(b, id=bid(b.id), source_id=source_id, links=tuple(bid(x) for x in b.links))
+        for b in document.blocks
+    )
+    source = replace(document.source, id=source_id, **changes)  # type: ignore[arg-type]
+    return Document(source, blocks, sections=tuple(section(s) for s in document.sections))
 
 
 @dataclass(frozen=True)
@@ -192,6 +320,10 @@ class Citation:
     verdict: Verdict = "unsupported"
     relevance: float = 0.0
     checks: dict[str, str] = field(default_factory=dict)
+
+
+INSUFFICIENT_MARK = "(insufficiently supported)"
+"""Appended to a weakly supported sentence wherever an answer is shown as plain text."""
 
 
 @dataclass(frozen=True)
@@ -231,5 +363,217 @@ class Answer:
 
     @property
     def text(self) -> str:
-        """The answer as one string of its sentences."""
+        """The answer as one string (`--json`, chat history, memory, the agent's tool): a weakly
+        supported sentence carries the same mark as in the terminal and the web app."""
+        return " ".join(
+            f"{s.text} {INSUFFICIENT_MARK}" if s.marked_insufficient else s.text
+            for s in self.sentences
+        )
+
+    @property
+    def plain_text(self) -> str:
+        """The sentences alone, unmarked (what answer-accuracy metrics compare with gold)."""
         return " ".join(s.text for s in self.sentences)
+
+
+# -- research briefs (design §4: EvidenceCard, Report) ---------------------------------------
+Independence = Literal["independent", "same_origin", "unconfirmed"]
+StopReason = Literal[
+    "done", "budget_tokens", "budget_calls", "budget_searches", "budget_fetches", "budget_time"
+]
+CoverageState = Literal["covered", "uncovered", "conflicting"]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A fetched page or file, content-addressed: `id` is the first 16 hex of its raw sha256.
+
+    `text` is the extracted text every snippet's character span points into."""
+
+    id: str
+    url: str
+    final_url: str
+    fetched_at: str
+    sha256: str
+    text: str
+    _: KW_ONLY
+    title: str = ""
+    content_type: str = ""
+    status: int = 200
+    canonical_url: str = ""
+    published_at: str | None = None
+    doc_number: str | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    links: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    origin: str = "web"
+    """Where it came from: web, scholarly, licensed."""
+
+
+@dataclass(frozen=True)
+class EvidenceStandard:
+    """What evidence an outline item needs before it counts as covered."""
+
+    primary_required: bool = False
+    min_independent: int = 1
+    date_from: str | None = None
+    date_to: str | None = None
+    web: bool = True
+
+
+@dataclass(frozen=True)
+class OutlineItem:
+    """One section of the brief: what it must answer and its evidence standard."""
+
+    id: str
+    title: str
+    asks: str
+    _: KW_ONLY
+    standard: EvidenceStandard = field(default_factory=EvidenceStandard)
+    depends_on: tuple[str, ...] = ()
+    terms: str = ""
+    """Search words of the item's topic, added to the question's subject in its queries."""
+
+
+@dataclass(frozen=True)
+class Outline:
+    """The brief's plan of sections, as proposed and then confirmed or edited by the analyst."""
+
+    question: str
+    template: str
+    items: tuple[OutlineItem, ...]
+    _: KW_ONLY
+    confirmed: bool = False
+    lang: str = "en"
+
+
+@dataclass(frozen=True)
+class SubQuestion:
+    """A bounded investigation of one outline item, with its share of the run's budget."""
+
+    id: str
+    item_id: str
+    question: str
+    queries: tuple[str, ...]
+    _: KW_ONLY
+    budget: dict[str, float] = field(default_factory=dict)
+    web: bool = True
+    depends_on: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvidenceCard:
+    """A claim with the exact snippet it rests on and where that snippet is (design §4)."""
+
+    id: str
+    claim: str
+    snippet: str
+    locator: str
+    _: KW_ONLY
+    sub_question: str = ""
+    block_id: str | None = None
+    snapshot_id: str | None = None
+    span: tuple[int, int] | None = None
+    source_id: str = ""
+    source_title: str = ""
+    url: str = ""
+    page: int | None = None
+    published_at: str | None = None
+    source_type: SourceType = "unknown"
+    origin_candidates: tuple[str, ...] = ()
+    attribution_basis: str = ""
+    attribution_confidence: float = 0.0
+    independence: Independence = "unconfirmed"
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConflictValue:
+    """One source's figure for a metric, with the scope it states."""
+
+    card_id: str
+    value: float
+    unit: str
+    text: str
+    _: KW_ONLY
+    year: int | None = None
+    scope: str = ""
+    source_title: str = ""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Different values of the same metric after normalising: shown side by side, never merged."""
+
+    id: str
+    metric: str
+    values: tuple[ConflictValue, ...]
+    _: KW_ONLY
+    item_ids: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One sentence of the brief, the cards it cites and what the checks made of it."""
+
+    id: str
+    text: str
+    card_ids: tuple[str, ...]
+    _: KW_ONLY
+    verdict: Verdict = "unsupported"
+    checks: dict[str, str] = field(default_factory=dict)
+    key_number: bool = False
+    sampled: bool = False
+    kind: str = "claim"
+    """claim | conflict | limitation"""
+
+
+@dataclass(frozen=True)
+class BriefSection:
+    """A chapter of the brief: its outline item, its claims and the cards it was bound to."""
+
+    item_id: str
+    title: str
+    claims: tuple[Claim, ...]
+    _: KW_ONLY
+    bound_cards: tuple[str, ...] = ()
+    coverage: CoverageState = "uncovered"
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    """Coverage of one outline item, and why."""
+
+    item_id: str
+    title: str
+    state: CoverageState
+    _: KW_ONLY
+    reasons: tuple[str, ...] = ()
+    cards: int = 0
+    independent_sources: int = 0
+    stop_reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Brief:
+    """The research report (design §4 Report): sections of checked claims, their cards, the
+    conflicts, the coverage checklist, what was not covered and what it cost."""
+
+    run_id: str
+    question: str
+    outline: Outline
+    sections: tuple[BriefSection, ...]
+    cards: tuple[EvidenceCard, ...]
+    _: KW_ONLY
+    mode: str = "brief"
+    conflicts: tuple[Conflict, ...] = ()
+    checklist: tuple[ChecklistItem, ...] = ()
+    not_covered: tuple[str, ...] = ()
+    unused_cards: tuple[str, ...] = ()
+    wrapped_up: bool = False
+    sample_rate: float = 0.0
+    budget_used: dict[str, float] = field(default_factory=dict)
+    review: dict[str, object] = field(default_factory=dict)

@@ -88,7 +88,7 @@ def load_attacks() -> list[dict[str, Any]]:
 
 def run_attack(case: dict[str, Any], guard: Any, store: Any) -> tuple[bool, str]:
     """(blocked, detail) for one case: refused by the guard, or ran without leaking."""
-    from footnote.index.cypher_guard import Principal
+    from footnote.verify.cypher.guard import Principal
 
     attrs = case.get("principal")
     who = (

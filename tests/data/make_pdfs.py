@@ -119,6 +119,92 @@ def ruled_table(path: Path) -> Path:
     return path
 
 
+def ruled_grid(path: Path) -> Path:
+    """A grid drawn as one path of cell boxes, no caption; one cell wraps over two lines and
+    one cell border has no padding gap before the next cell's text."""
+    c = _canvas(path)
+    c.setFont("Helvetica", 10)
+    c.drawString(60, H - 80, "Some text above a grid that has no caption at all, on purpose.")
+    x0, top, cw, rh = 60.0, H - 110, 110.0, 30.0
+    p = c.beginPath()
+    for i in range(3):
+        for j in range(3):
+            p.rect(x0 + j * cw, top - (i + 1) * rh, cw, rh)
+    c.drawPath(p, stroke=1, fill=0)
+    cells = [["Region", "Revenue", "Note"], ["North", "4.1", "grew in"], ["South", "3.7", "flat"]]
+    for i, row in enumerate(cells):
+        for j, cell in enumerate(row):
+            c.drawString(x0 + j * cw + 4, top - i * rh - 12, cell)
+    c.drawString(x0 + 2 * cw + 4, top - rh - 24, "the spring")
+    c.drawString(
+        60, top - 3 * rh - 40, "The text after the grid closes this page of the test file."
+    )
+    c.save()
+    return path
+
+
+def number_table(path: Path) -> Path:
+    """A financial table with no rules and no caption: a header of years, number rows and a
+    section row, between two paragraphs."""
+    c = _canvas(path)
+    c.setFont("Helvetica", 10)
+    c.drawString(60, H - 80, "The opening paragraph of this report describes the forecast below.")
+    rows = [
+        ("Indicator", "2021", "2022E", "2023E"),
+        ("Revenue (m)", "1,567", "3,684", "5,056"),
+        ("Growth", "110.0%", "135.1%", "37.2%"),
+        ("Margins", "", "", ""),
+        ("Gross margin", "33.7%", "35.0%", "36.0%"),
+        ("Net margin", "11.0%", "12.8%", "14.2%"),
+    ]
+    y = H - 110
+    for row in rows:
+        c.drawString(60, y, row[0])
+        for k, cell in enumerate(row[1:]):
+            c.drawRightString(260 + 70 * k, y, cell)
+        y -= 14
+    c.drawString(60, y - 20, "The closing paragraph of this report comes after the table.")
+    c.save()
+    return path
+
+
+def formula_scripts(path: Path) -> Path:
+    """Display formulas set with raised/lowered smaller glyphs, a sum with limits and a
+    fraction (numerator over denominator), between two paragraphs."""
+    c = _canvas(path)
+    c.setFont("Helvetica", 10)
+    c.drawString(
+        60, H - 80, "The identity below relates the sides of a right triangle to each other."
+    )
+
+    def put(x: float, y: float, text: str, size: float = 14, font: str = "Times-Italic") -> float:
+        c.setFont(font, size)
+        c.drawString(x, y, text)
+        return x + c.stringWidth(text, font, size)
+
+    y = H - 130
+    x = put(220, y, "a")
+    x = put(x + 1, y + 6, "2", 9, "Times-Roman")
+    x = put(x + 4, y, "+", 14, "Times-Roman")
+    x = put(x + 4, y, "b")
+    x = put(x + 1, y + 6, "2", 9, "Times-Roman")
+    x = put(x + 4, y, "=", 14, "Times-Roman")
+    x = put(x + 4, y, "c")
+    put(x + 1, y + 6, "2", 9, "Times-Roman")
+    y = H - 200
+    x = put(220, y, "x", 14)
+    x = put(x + 4, y, "=", 14, "Times-Roman")
+    put(x + 6, y + 9, "p", 14)
+    c.line(x + 4, y + 4, x + 16, y + 4)
+    put(x + 6, y - 10, "q", 14)
+    c.setFont("Helvetica", 10)
+    c.drawString(
+        60, H - 250, "The text after the formulas explains what the symbols stand for here."
+    )
+    c.save()
+    return path
+
+
 def formula(path: Path) -> Path:
     """A paragraph, a centred numbered display equation, and another paragraph."""
     c = _canvas(path)
@@ -293,10 +379,77 @@ def front_matter(path: Path) -> Path:
     return path
 
 
+def identifiers(path: Path) -> Path:
+    """A first page with an arXiv stamp in the margin (rotated), a DOI line and Info authors."""
+    c = _canvas(path)
+    c.setAuthor("Grace Hopper; Ada Lovelace")
+    c.setFont("Helvetica-Bold", 16)
+    c.drawCentredString(W / 2, H - 70, "Compilers for Everyone")
+    c.setFont("Helvetica", 10)
+    c.drawString(60, H - 110, "Published: 12 March 2021")
+    c.drawString(60, H - 130, "We describe a compiler that anyone can use, in ten point type.")
+    c.drawString(60, 40, "https://doi.org/10.18653/v1/2021.test-main.42")
+    c.saveState()
+    c.translate(30, H / 2)
+    c.rotate(90)
+    c.drawString(0, 0, "arXiv:2103.01234v2 [cs.PL] 14 Mar 2021")
+    c.restoreState()
+    c.save()
+    return path
+
+
+def scanned(path: Path, make: object = None, dpi: int = 200, note: str = "") -> Path:
+    """A scan of a generated PDF: every page rendered to a grey image (pypdfium2) and placed
+    as the page's only content, with no text layer."""
+    import pypdfium2 as pdfium
+    from reportlab.lib.utils import ImageReader
+
+    src = path.with_name(path.stem + "-source.pdf")
+    (make or two_column)(src)  # type: ignore[operator]
+    pdf = pdfium.PdfDocument(str(src))
+    c = _canvas(path)
+    for i in range(len(pdf)):
+        page = pdf[i]
+        w, h = page.get_size()
+        image = page.render(scale=dpi / 72, grayscale=True).to_pil()
+        c.setPageSize((w, h))
+        c.drawImage(ImageReader(image), 0, 0, width=w, height=h)
+        if note:  # invisible text (render mode 3): in the text layer, not in the picture
+            text = c.beginText(60, h / 2)
+            text.setFont("Helvetica", 11)
+            text.setTextRenderMode(3)
+            text.textLine(note)
+            c.drawText(text)
+        c.showPage()
+        page.close()
+    pdf.close()
+    c.save()
+    src.unlink()
+    return path
+
+
+def scanned_chinese(path: Path) -> Path:
+    """A scan of `chinese` (Chinese headings and paragraphs)."""
+    return scanned(path, chinese)
+
+
+def scanned_page(path: Path) -> Path:
+    """A one-page scan of a two-column page."""
+    return scanned(path, lambda p: two_column(p, pages=1))
+
+
+def scanned_with_note(path: Path) -> Path:
+    """A one-page scan with one line of invisible text over the picture (an archive's note)."""
+    return scanned(path, lambda p: two_column(p, pages=1), note="Archive copy, shelf 42")
+
+
 ALL = {
     "two_column": two_column,
     "hyphen_ligature": hyphen_ligature,
     "ruled_table": ruled_table,
+    "ruled_grid": ruled_grid,
+    "number_table": number_table,
+    "formula_scripts": formula_scripts,
     "formula": formula,
     "references": references,
     "chinese": chinese,
@@ -305,6 +458,11 @@ ALL = {
     "not_a_pdf": not_a_pdf,
     "image_only": image_only,
     "front_matter": front_matter,
+    "identifiers": identifiers,
+    "scanned_two_column": scanned,
+    "scanned_chinese": scanned_chinese,
+    "scanned_page": scanned_page,
+    "scanned_with_note": scanned_with_note,
 }
 
 if __name__ == "__main__":

@@ -20,8 +20,10 @@ from typing import Any
 
 import pytest
 
+from footnote.examples import PAPERS_DIR
+
 ROOT = Path(__file__).resolve().parents[2]
-PAPER = ROOT / "examples" / "papers" / "literature-graph-semantic-scholar.pdf"
+PAPER = PAPERS_DIR / "literature-graph-semantic-scholar.pdf"
 SHOTS = ROOT / "test-output" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [

@@ -106,6 +106,8 @@ def test_answer_streams_with_footnotes_evidence_pdf_and_feedback(
     )
     turn.get_by_role("textbox", name="What could be better?").fill("Clear and well cited.")
     turn.get_by_role("button", name="Send").click()
+    # the comment form closes once the comment is stored ("Thank you" already shows after the thumb)
+    expect(turn.get_by_role("textbox", name="What could be better?")).to_be_hidden()
     expect(turn.get_by_role("status").filter(has_text="Thank you")).to_be_visible()
     session_id = page.url.rsplit("/", 1)[-1]
     messages = api("GET", f"/v1/sessions/{session_id}/messages")

@@ -12,16 +12,12 @@ import pytest
 pytest.importorskip("playwright.sync_api", reason="pip install playwright pytest-playwright")
 from playwright.sync_api import Page, expect
 
+from footnote.examples import PAPERS_DIR
 from footnote.ingest import SUPPORTED_SUFFIXES
 
 pytestmark = pytest.mark.integration
 
-PAPER = (
-    Path(__file__).resolve().parents[2]
-    / "examples"
-    / "papers"
-    / ("literature-graph-semantic-scholar.pdf")
-)
+PAPER = PAPERS_DIR / "literature-graph-semantic-scholar.pdf"
 TITLE = "Construction of the Literature Graph in Semantic Scholar"
 NOTES = """# Field notes
 

@@ -21,7 +21,7 @@ pytest.importorskip("playwright.sync_api", reason="pip install playwright pytest
 import uvicorn
 from playwright.sync_api import Page, Request, Route, expect
 
-from footnote.events import AnswerDelta, CitationEvent, Done, Event, Final, Status
+from footnote.events import AnswerDelta, CitationEvent, Done, Event, Final, Status, Thinking
 from footnote.server import create_app
 from footnote.server.state import ServerDeps
 from footnote.types import Answer, Citation, Sentence
@@ -53,6 +53,10 @@ async def scripted_ask(question: str, **_: Any) -> AsyncIterator[Event]:
     await asyncio.sleep(pause)
     yield Status("retrieve", "searching 3 sources")
     await asyncio.sleep(pause)
+    if "DRAFT" in question:
+        for word in ("The model ", "reached ", "99% ", "accuracy."):
+            yield Thinking(word)
+            await asyncio.sleep(0.3)
     yield Status("verify", "checking 2 citations")
     sentences = []
     for i, (text, page) in enumerate(SENTENCES):
@@ -179,3 +183,18 @@ def test_dropped_connection_while_offline_reconnects_once_back_online(
     assert texts[1].startswith("The lexical side runs bm25s over every paragraph.")
     steps = [s.inner_text() for s in turn.locator(".progress .step").all()]
     assert len(steps) == len(set(steps))
+
+
+def test_unchecked_draft_is_labelled_and_collapsed_once_the_answer_arrives(
+    page: Page, scripted_server: str
+) -> None:
+    """Issue 13, finding 4: the draft box stayed visible as if it were part of the answer."""
+    _ask(page, scripted_server, "DRAFT: how does fusion score documents?")
+    turn = page.locator("article.turn.assistant").last
+    draft = turn.locator("[data-testid=unchecked-draft]")
+    expect(draft.locator("summary")).to_have_text(re.compile("Unchecked draft"))
+    expect(turn.locator(".board")).to_be_visible(timeout=20_000)
+    expect(draft).to_have_class(re.compile("settled"))
+    expect(draft.locator("summary")).to_have_text(re.compile("not verified"))
+    assert draft.get_attribute("open") is None
+    assert "99%" not in turn.locator("[data-testid=answer]").inner_text()

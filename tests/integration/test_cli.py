@@ -118,3 +118,23 @@ def test_config_show_lists_documented_settings(env: dict[str, str]) -> None:
     assert data["models"]["embed"]["url"] == "local:wordllama"
     code, out = invoke("config", "show")
     assert code == 0 and "ingest.max_file_mb" in out
+
+
+def test_show_prints_bibliographic_metadata(env: dict[str, str], tmp_path: Path) -> None:
+    page = tmp_path / "paper.md"
+    page.write_text(
+        "---\ntitle: Checked Citations\nauthors:\n  - Ada Lovelace\n  - Alan Turing\n"
+        "date: 2021-03-04\ndoi: 10.1234/cite.42\n---\n# Checked Citations\n\n"
+        "A paragraph long enough to stay a block of its own in the document.\n",
+        encoding="utf-8",
+    )
+    invoke("ingest", str(page))
+    code, out = invoke("show", str(page))
+    assert code == 0
+    assert "Ada Lovelace, Alan Turing" in out and "2021-03-04" in out and "10.1234/cite.42" in out
+    code, out = invoke("show", str(page), "--json")
+    source = json.loads(out)["source"]
+    assert (
+        source["authors"] == ["Ada Lovelace", "Alan Turing"] and source["doi"] == "10.1234/cite.42"
+    )
+    assert source["published_at"] == "2021-03-04"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from footnote.store.graph_base import GraphQueryError, GraphSpec
+from footnote.store.graph.base import GraphQueryError, GraphSpec
 
 pytestmark = [
     pytest.mark.integration,
@@ -30,7 +30,9 @@ sys.modules.setdefault("graph_films", graph_films)
 
 @pytest.fixture(scope="module")
 def falkor() -> Iterator[object]:
-    from footnote.store.graph_falkor import FalkorGraph, FalkorServer
+    from falkor_server import FalkorServer
+
+    from footnote.store.graph.falkor import FalkorGraph
 
     server = FalkorServer().start()
     graph = FalkorGraph(server.url + "/films", GraphSpec.model_validate(graph_films.FILMS))
@@ -51,7 +53,7 @@ def test_queries_run_read_only_with_params(falkor) -> None:  # type: ignore[no-u
 
 
 def test_attack_suite_on_falkordb(falkor) -> None:  # type: ignore[no-untyped-def]
-    from footnote.index.cypher_guard import GraphGuard
+    from footnote.verify.cypher.guard import GraphGuard
 
     failures = []
     for case in graph_films.load_attacks():

@@ -8,16 +8,12 @@ from pathlib import Path
 import pytest
 
 from footnote.config import GraphSettings, load_settings
+from footnote.index.graph.align import entity_index
 from footnote.models import build_roles
 from footnote.models.weights import default_cache_dir
-from footnote.pipelines.graph_io import (
-    GraphCatalog,
-    demo_data_dir,
-    demo_rows,
-    demo_spec,
-    entity_index,
-)
-from footnote.pipelines.graph_qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.pipelines.graph.sources import demo_data_dir, demo_rows, demo_spec
+from footnote.workspace import graph_catalog
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.shared]
 
@@ -37,7 +33,7 @@ def _ready() -> str:
 @pytest.mark.skipif(bool(_ready()), reason=_ready() or "ready")
 async def test_local_model_writes_a_guarded_query(tmp_path: Path) -> None:
     cfg = GraphSettings(dir=str(tmp_path), understand="rules", answer="template", retries=1)
-    cat = GraphCatalog(cfg, tmp_path)
+    cat = graph_catalog(cfg, tmp_path)
     cat.create(demo_spec("movies"), *demo_rows("movies", demo_data_dir(cfg)))
     store = cat.open("movies")
     roles = build_roles(load_settings(tmp_path / "ws").models)

@@ -10,13 +10,15 @@ from typer.testing import CliRunner
 
 from footnote.cli import app
 from footnote.config import GraphSettings
-from footnote.index.cypher_guard import GraphGuard, Principal
+from footnote.index.graph.align import entity_index
 from footnote.models.fake import FakeChatModel, HashEmbedder
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph_io import GraphCatalog, demo_data_dir, entity_index
-from footnote.pipelines.graph_qa import GraphDeps, GraphQAPipeline, GraphRequest
-from footnote.store.graph_base import GraphQueryError
+from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.pipelines.graph.sources import demo_data_dir
+from footnote.store.graph.base import GraphQueryError
+from footnote.verify.cypher.guard import GraphGuard, Principal
+from footnote.workspace import graph_catalog
 
 try:
     demo_data_dir(GraphSettings())
@@ -72,7 +74,7 @@ def test_clarify_and_refuse_statuses(ws: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 async def test_generated_path_with_a_fake_model(ws: Path) -> None:
-    cat = GraphCatalog(GraphSettings(), ws)
+    cat = graph_catalog(GraphSettings(), ws)
     store = cat.open("movies")
     model = RoleModel("cypher", FakeChatModel([
         "```cypher\nMATCH (p:Person)-[:ACTED_IN]->(m:Movie) WHERE p.name = $person "
@@ -89,7 +91,7 @@ async def test_generated_path_with_a_fake_model(ws: Path) -> None:
 
 
 def test_explain_rejects_what_the_static_check_cannot_see(ws: Path) -> None:
-    store = GraphCatalog(GraphSettings(), ws).open("movies")
+    store = graph_catalog(GraphSettings(), ws).open("movies")
     try:
         with pytest.raises(GraphQueryError, match="Actor"):
             store.explain("MATCH (a:Actor) RETURN a", {})
@@ -102,14 +104,14 @@ def test_explain_rejects_what_the_static_check_cannot_see(ws: Path) -> None:
 
 
 def test_graph_questions_are_traced_runs(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from footnote.store.runs import RunStore
+    from footnote.store.sqlite import SqliteRunStore
     from footnote.workspace import Workspace
 
     data = ask_json(ws, "Who directed The Matrix?", monkeypatch)
     run_id = str(data["run_id"])
     w = Workspace.open(ws)
     try:
-        runs = RunStore(w.store)
+        runs = SqliteRunStore(w.store)
         run = runs.get_run(run_id)
         spans = [(s.kind, s.name) for s in runs.spans(run_id)]
     finally:

@@ -10,11 +10,17 @@ import pytest
 
 from footnote.config import IngestSettings
 from footnote.errors import EncryptedDocument, IngestError, UnsupportedInput
+from footnote.examples import PAPERS_DIR
 from footnote.ingest import parse_file
 from footnote.types import Document
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_PDFS = REPO.parent / "shared" / "data" / "sci-pdfs" / "pdfs"
+SHARED_DATA = next(
+    (p / "shared" / "data" for p in REPO.parents if (p / "shared" / "data").is_dir()),
+    REPO.parent / "shared" / "data",
+)
+"""The nearest ancestor's shared/data (a git worktree sits one level deeper than the repo)."""
+SHARED_PDFS = SHARED_DATA / "sci-pdfs" / "pdfs"
 SETTINGS = IngestSettings()
 
 
@@ -82,11 +88,41 @@ def test_ruled_table_with_caption(pdfs: dict[str, Path]) -> None:
     assert any(b.kind == "caption" and b.text.startswith("Table 1") for b in doc.blocks)
 
 
+def test_grid_drawn_as_one_path_with_a_wrapped_cell(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["ruled_grid"], IngestSettings(pdf_tables="rules"))
+    table = next(b.table for b in doc.blocks if b.table is not None)
+    assert table.all_rows == (
+        ("Region", "Revenue", "Note"),
+        ("North", "4.1", "grew in the spring"),
+        ("South", "3.7", "flat"),
+    )
+
+
+def test_pdf_tables_off_finds_no_ruled_grid(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["ruled_grid"], IngestSettings(pdf_tables="off"))
+    assert not any(
+        b.table is not None and ("North", "4.1", "grew in the spring") in b.table.all_rows
+        for b in doc.blocks
+    )
+
+
 def test_numbered_formula(pdfs: dict[str, Path]) -> None:
     doc = parse_file(pdfs["formula"], SETTINGS)
     formula = next(b for b in doc.blocks if b.kind == "formula")
     assert formula.formula_number == "1" and "L(w)" in formula.text
     assert [b.kind for b in doc.blocks] == ["paragraph", "formula", "paragraph"]
+
+
+def test_formula_latex_from_glyph_positions(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["formula_scripts"], SETTINGS)
+    formulas = [b for b in doc.blocks if b.kind == "formula"]
+    assert [f.latex for f in formulas] == ["a^{2}+b^{2}=c^{2}", r"x=\frac{p}{q}"]
+    assert formulas[0].text.replace(" ", "") == "a2+b2=c2"  # the glyph text stays the text
+    off = parse_file(pdfs["formula_scripts"], IngestSettings(formula_latex=False))
+    assert [b.latex for b in off.blocks if b.kind == "formula"] == [None, None]
+    doc = parse_file(pdfs["formula"], SETTINGS)
+    numbered = next(b for b in doc.blocks if b.kind == "formula")
+    assert numbered.formula_number == "1" and numbered.latex and "L(w)" in numbered.latex
 
 
 def test_references_split_and_linked(pdfs: dict[str, Path]) -> None:
@@ -138,10 +174,11 @@ def test_page_limit(pdfs: dict[str, Path]) -> None:
         parse_file(pdfs["two_column"], IngestSettings(max_pages=2))
 
 
-def test_image_only_pdf_warns(pdfs: dict[str, Path]) -> None:
-    doc = parse_file(pdfs["image_only"], SETTINGS)
+def test_image_only_pdf_warns_when_ocr_is_off(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["image_only"], IngestSettings(ocr="off"))
     assert doc.blocks == ()
-    assert doc.source.warnings == ("no text layer on pages 1–3: needs OCR",)
+    assert doc.source.warnings == ("no text layer on pages 1–3: needs OCR (ingest.ocr is off)",)
+    assert doc.source.parser == ""
 
 
 def test_front_matter_figures_and_one_off_footer(pdfs: dict[str, Path]) -> None:
@@ -180,6 +217,16 @@ def test_front_matter_figures_and_one_off_footer(pdfs: dict[str, Path]) -> None:
     assert [b.id for b in again.blocks] == [b.id for b in doc.blocks]
 
 
+def test_pdf_metadata_from_info_and_first_page(pdfs: dict[str, Path]) -> None:
+    s = parse_file(pdfs["identifiers"], SETTINGS).source
+    assert s.title == "Compilers for Everyone"
+    assert s.authors == ("Grace Hopper", "Ada Lovelace")
+    assert s.published_at == "2021-03-12"
+    assert s.doi == "10.18653/v1/2021.test-main.42" and s.arxiv_id == "2103.01234v2"
+    fm = parse_file(pdfs["front_matter"], SETTINGS).source
+    assert fm.authors == ("Ada Lovelace", "Alan Turing")  # no Info entry: the author lines
+
+
 def test_stable_ids(pdfs: dict[str, Path]) -> None:
     a = parse_file(pdfs["two_column"], SETTINGS)
     b = parse_file(pdfs["two_column"], SETTINGS)
@@ -216,7 +263,7 @@ def test_real_paper_structure() -> None:
 
 
 def test_specter_title_block_and_figures() -> None:
-    doc = parse_file(REPO / "examples" / "papers" / "specter.pdf", SETTINGS)
+    doc = parse_file(PAPERS_DIR / "specter.pdf", SETTINGS)
     heads = [b.text for b in doc.blocks if b.kind == "heading"]
     assert heads[:3] == [doc.source.title, "Abstract", "1 Introduction"]
     assert not any(
@@ -235,9 +282,13 @@ def test_specter_title_block_and_figures() -> None:
 
 
 @pytest.mark.shared
-def test_garbled_text_layer_is_flagged() -> None:
+def test_garbled_text_layer_is_flagged_or_read_by_ocr() -> None:
+    off = parse_file(_shared("olmo-page-1.pdf"), IngestSettings(ocr="off"))
+    assert any("garbled" in w and "needs OCR" in w for w in off.source.warnings)
     doc = parse_file(_shared("olmo-page-1.pdf"), SETTINGS)
-    assert any("garbled" in w for w in doc.source.warnings)
+    if doc.source.parser:  # tesseract is installed: the page is read from its image instead
+        assert not any("garbled" in w for w in doc.source.warnings)
+        assert "Accelerating the Science of Language Models" in doc.blocks[0].text
 
 
 @pytest.mark.shared
@@ -255,3 +306,81 @@ def test_all_shared_pdfs_parse() -> None:
     for path in sorted(SHARED_PDFS.glob("*.pdf")):
         doc = parse_file(path, SETTINGS)
         assert doc.source.pages >= 1
+
+
+def test_unruled_number_table_without_caption(pdfs: dict[str, Path]) -> None:
+    doc = parse_file(pdfs["number_table"], SETTINGS)
+    table = next(b.table for b in doc.blocks if b.table is not None)
+    assert table.header == (("Indicator", "2021", "2022E", "2023E"),)
+    assert ("Revenue (m)", "1,567", "3,684", "5,056") in table.rows
+    assert ("Margins", "", "", "") in table.rows  # a section row inside the table
+    assert ("Net margin", "11.0%", "12.8%", "14.2%") in table.rows
+    plain = parse_file(pdfs["number_table"], IngestSettings(unruled_tables=False))
+    assert not any(b.table is not None for b in plain.blocks)
+    assert any(b.text.startswith("The closing paragraph") for b in doc.blocks)
+
+
+def test_docling_parse_reader_behind_the_same_pipeline(pdfs: dict[str, Path]) -> None:
+    pytest.importorskip("docling_parse", reason="docling-parse (optional extra) not installed")
+    builtin = parse_file(pdfs["two_column"], SETTINGS)
+    docling = parse_file(pdfs["two_column"], IngestSettings(pdf_parser="docling-parse"))
+    assert docling.source.parser == "docling-parse" and builtin.source.parser == ""
+    assert docling.source.id != builtin.source.id  # another reading: another version
+    heads = [b.text for b in docling.blocks if b.kind == "heading"]
+    assert heads == [b.text for b in builtin.blocks if b.kind == "heading"]
+    para = next(b for b in docling.blocks if b.text.startswith("P1.0 The left column"))
+    assert para.text.endswith("ends right here.") and para.bbox is not None
+
+
+def test_parsers_glob_picks_the_reader_per_source(pdfs: dict[str, Path]) -> None:
+    pytest.importorskip("docling_parse", reason="docling-parse (optional extra) not installed")
+    settings = IngestSettings(parsers={"two_*.pdf": "docling-parse"})
+    assert parse_file(pdfs["two_column"], settings).source.parser == "docling-parse"
+    assert parse_file(pdfs["ruled_table"], settings).source.parser == ""
+
+
+def test_grobid_reader_needs_a_server_url(pdfs: dict[str, Path]) -> None:
+    with pytest.raises(IngestError, match="grobid_url"):
+        parse_file(pdfs["two_column"], IngestSettings(pdf_parser="grobid"))
+
+
+@pytest.mark.shared
+def test_grobid_tei_becomes_blocks() -> None:
+    from footnote.ingest.grobid import parse_tei
+
+    tei = SHARED_DATA / "sci-pdfs" / "groundtruth" / "N18-3011.grobid.tei.xml"
+    if not tei.exists():
+        pytest.skip(f"shared data not present: {tei}")
+    parsed = parse_tei(tei.read_bytes())
+    assert parsed.meta.title == "Construction of the Literature Graph in Semantic Scholar"
+    assert parsed.meta.authors[:2] == ["Waleed Ammar", "Dirk Groeneveld"]
+    heads = [b.text for b in parsed.blocks if b.kind == "heading"]
+    assert heads[:4] == [
+        "Abstract",
+        "1 Introduction",
+        "2 Structure of The Literature Graph",
+        "2.1 Node Types",
+    ]
+    assert sum(1 for b in parsed.blocks if b.kind == "reference") >= 20
+
+
+def test_grobid_server_when_one_is_given(pdfs: dict[str, Path]) -> None:
+    import os
+
+    url = os.environ.get("FOOTNOTE_TEST_GROBID_URL", "")
+    if not url:
+        pytest.skip("no GROBID server (set FOOTNOTE_TEST_GROBID_URL to run this test)")
+    doc = parse_file(pdfs["two_column"], IngestSettings(pdf_parser="grobid", grobid_url=url))
+    assert doc.source.parser == "grobid" and doc.blocks
+
+
+def test_long_pdf_pages_read_in_worker_processes_give_the_same_document(tmp_path: Path) -> None:
+    from footnote.ingest.pool import PAGES_PER_TASK
+
+    path = MAKE.two_column(tmp_path / "long.pdf", pages=2 * PAGES_PER_TASK + 3)
+    one = parse_file(path, IngestSettings(workers=1))
+    two = parse_file(path, IngestSettings(workers=2))
+    assert one.source.pages == two.source.pages == 2 * PAGES_PER_TASK + 3
+    assert [(b.id, b.text, b.bbox) for b in one.blocks] == [
+        (b.id, b.text, b.bbox) for b in two.blocks
+    ]

@@ -51,14 +51,14 @@ def test_json_schema_call(judge_role: RoleModel) -> None:
             "When was the Eiffel Tower completed? Cite the passage numbers.",
         )
     ]
-    out = structured(judge_role, msgs, Answer, max_tokens=60)
+    out = structured(judge_role, msgs, Answer, labels=(), max_tokens=60)
     assert "1889" in out.answer and 1 in out.citations
 
 
 def test_judge_supported_and_unsupported(judge_role: RoleModel) -> None:
     passage = "The Eiffel Tower was completed in March 1889 for the World's Fair in Paris."
-    yes = judge_support(judge_role, "The Eiffel Tower was finished in 1889.", passage)
-    no = judge_support(judge_role, "The Eiffel Tower was finished in 1925.", passage)
+    yes = judge_support(judge_role, "The Eiffel Tower was finished in 1889.", passage, labels=())
+    no = judge_support(judge_role, "The Eiffel Tower was finished in 1925.", passage, labels=())
     assert yes > 0.6 > 0.3 > no
     assert judge_role.count_tokens("Eiffel Tower") > 0
 

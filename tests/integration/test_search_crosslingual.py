@@ -10,7 +10,8 @@ import pytest
 
 from footnote.config import RetrievalSettings
 from footnote.index import Indexer, Searcher, SearchFilters
-from footnote.store import SqliteStore
+from footnote.models.roles import RoleEmbedder
+from footnote.store.sqlite import SqliteStore
 from footnote.types import Block, Document, Source, make_block_id, sha256_hex
 
 pytestmark = pytest.mark.slow
@@ -60,11 +61,11 @@ def searcher(tmp_path_factory: pytest.TempPathFactory) -> Searcher:
     store = SqliteStore(tmp / "f.db")
     e5 = E5()
     settings = RetrievalSettings(k=1)
-    indexer = Indexer(store, e5, settings, tmp / "idx")
+    indexer = Indexer(store, RoleEmbedder(e5, url=e5.name, external=False), settings, tmp / "idx")
     for doc in (_doc("en", EN, "en"), _doc("zh", ZH, "zh")):
         store.save_document(doc)
         indexer.index_source(doc.source.id)
-    return Searcher(store, e5, settings, tmp / "idx")
+    return Searcher(store, RoleEmbedder(e5, url=e5.name, external=False), settings, tmp / "idx")
 
 
 CASES = [

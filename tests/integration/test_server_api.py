@@ -25,7 +25,10 @@ from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
 from footnote.server import create_app
 from footnote.server.state import ServerDeps
-from footnote.store.sessions import SessionStore
+from footnote.store.sqlite import (
+    SqliteAuthStore,
+    SqliteEventStore,
+)
 from footnote.workspace import Workspace
 
 pytestmark = pytest.mark.integration
@@ -174,7 +177,7 @@ def sse(client: httpx.Client, url: str, *, last_id: int | None = None, stop_afte
 def persisted(ws: Workspace, run_id: str) -> list[dict[str, Any]]:
     return [
         {"id": e.seq, "event": e.type, "data": json.loads(e.data)}
-        for e in SessionStore(ws.store).events(run_id)
+        for e in SqliteEventStore(ws.store).events(run_id)
     ]
 
 
@@ -257,7 +260,7 @@ def test_cancel_a_running_turn(served: tuple[httpx.Client, Workspace]) -> None:
 
 def test_two_users_only_see_their_own(served: tuple[httpx.Client, Workspace]) -> None:
     client, ws = served
-    store = SessionStore(ws.store)
+    store = SqliteAuthStore(ws.store)
     alice = {"Authorization": "Bearer " + store.add_key("alice", ("lab",))}
     bob = {"X-API-Key": store.add_key("bob")}
     try:

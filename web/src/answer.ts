@@ -112,6 +112,8 @@ export class AnswerView {
   private draftText = "";
   private draftEl: HTMLElement;
   private feedbackEl: HTMLElement;
+  /** The rating given before (a stored reply): shown pressed after a reload. */
+  storedFeedback: { rating: "up" | "down"; comment: string } | null = null;
   private steps: Step[] = [];
   private sentences: SentenceInfo[] = [];
   private openText = "";
@@ -127,7 +129,14 @@ export class AnswerView {
     this.messageId = messageId;
     this.progress = h("ol", { class: "progress", "aria-live": "polite", "aria-label": t("working") });
     this.draftEl = h("div", { class: "draft-text" });
-    this.draftBox = h("details", { class: "draft", hidden: true }, h("summary", {}, t("drafting")), this.draftEl);
+    // unchecked model text (an attach-mode draft, agent thoughts): labelled as such while it
+    // streams, collapsed and marked once the checked answer arrives; never part of the answer
+    this.draftBox = h(
+      "details",
+      { class: "draft unchecked", hidden: true, "data-testid": "unchecked-draft" },
+      h("summary", {}, t("drafting")),
+      this.draftEl,
+    );
     this.body = h("div", { class: "answer-body", "data-testid": "answer" });
     this.feedbackEl = h("div", { class: "feedback" });
     this.board = h("aside", { class: "board", "aria-label": t("evidenceBoard"), hidden: true });
@@ -182,6 +191,7 @@ export class AnswerView {
 
   setFinal(answer: AnswerInfo): void {
     this.final = answer;
+    this.settleDraft();
     this.runId ??= answer.run_id ?? null;
     this.sentences = answer.sentences;
     this.openText = "";
@@ -189,6 +199,14 @@ export class AnswerView {
     this.renderBody();
     this.renderBoard();
     this.renderFeedback();
+  }
+
+  /** The draft box once the checked answer is in: closed, and saying it was not checked. */
+  private settleDraft(): void {
+    this.draftBox.open = false;
+    this.draftBox.classList.add("settled");
+    const summary = this.draftBox.querySelector("summary");
+    if (summary) summary.textContent = t("draftUnchecked");
   }
 
   markStopped(): void {
@@ -398,12 +416,21 @@ export class AnswerView {
         thanks.textContent = t("feedbackThanks");
       }
     });
+    const before = this.storedFeedback;
+    if (before) {
+      rating = before.rating === "up" ? 1 : -1;
+      up.setAttribute("aria-pressed", String(rating === 1));
+      down.setAttribute("aria-pressed", String(rating === -1));
+      thanks.textContent = t("feedbackRecorded");
+      comment.value = before.comment;
+    }
     mount(this.feedbackEl, h("div", { class: "row" }, up, down, thanks), form);
   }
 
   /** A stored answer (a reply message of the conversation). */
-  static fromStored(answer: AnswerInfo, messageId: string | null, runId: string | null): AnswerView {
+  static fromStored(answer: AnswerInfo, messageId: string | null, runId: string | null, feedback?: { rating: "up" | "down"; comment: string } | null): AnswerView {
     const view = new AnswerView(runId, messageId);
+    view.storedFeedback = feedback ?? null;
     view.setFinal(answer);
     return view;
   }

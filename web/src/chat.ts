@@ -4,6 +4,7 @@
 import { api } from "./api";
 import { AnswerView, normAnswer } from "./answer";
 import { h, icon, ICONS, mount } from "./dom";
+import { download } from "./download";
 import { t } from "./i18n";
 import { renderMarkdown } from "./markdown";
 import { followStream } from "./sse";
@@ -17,6 +18,12 @@ interface Running {
 }
 
 let running: Running | null = null;
+
+/** A conversation's search scope (a source id, or "" for the library) and answer mode. */
+interface Scope {
+  source: string;
+  agent: boolean;
+}
 
 export async function renderChat(root: HTMLElement, sessionId: string | undefined): Promise<void> {
   running?.abort.abort();
@@ -32,13 +39,22 @@ export async function renderChat(root: HTMLElement, sessionId: string | undefine
   });
   const sendBtn = h("button", { class: "btn primary send", type: "submit", "aria-label": t("ask") }, icon(ICONS.send), h("span", { class: "label" }, t("ask")));
   const stopBtn = h("button", { class: "btn stop", type: "button", hidden: true, "aria-label": t("stop") }, icon(ICONS.stop), h("span", { class: "label" }, t("stop")));
+  // What this conversation searches (one paper or the library) and how it answers.
+  const scopeSelect = h("select", { class: "input small scope", name: "scope", "aria-label": t("searchIn") }, h("option", { value: "" }, t("wholeLibrary"))) as HTMLSelectElement;
+  const agentBox = h("input", { type: "checkbox", name: "agent" }) as HTMLInputElement;
+  const options = h(
+    "div",
+    { class: "composer-options" },
+    h("label", { class: "small muted" }, t("searchIn"), " ", scopeSelect),
+    h("label", { class: "small agent-toggle", title: t("agentModeHint") }, agentBox, " ", t("agentMode")),
+  );
   const form = h("form", { class: "composer" }, textarea, sendBtn, stopBtn);
   const toggle = h("button", { class: "icon-btn sessions-toggle", "aria-label": t("sessions"), "aria-controls": "sessions", "aria-expanded": "false" }, icon(ICONS.menu));
   const layout = h(
     "div",
     { class: "chat" },
     sidebar,
-    h("section", { class: "conversation", "aria-label": t("navChat") }, h("div", { class: "conversation-bar" }, toggle, h("h1", { class: "conversation-title" })), thread, form),
+    h("section", { class: "conversation", "aria-label": t("navChat") }, h("div", { class: "conversation-bar" }, toggle, h("h1", { class: "conversation-title" })), thread, options, form),
   );
   mount(root, layout);
 
@@ -64,6 +80,39 @@ export async function renderChat(root: HTMLElement, sessionId: string | undefine
       form.requestSubmit();
     }
   });
+
+  const scopeKey = (sid: string | undefined) => `footnote.scope.${sid ?? "new"}`;
+  // The saved choice is read at once; the source list arrives later, and until it does the
+  // saved source is what a question searches.
+  let saved: Scope = { source: "", agent: false };
+  try {
+    saved = { ...saved, ...(JSON.parse(localStorage.getItem(scopeKey(sessionId)) ?? "{}") as Partial<Scope>) };
+  } catch {
+    /* a damaged entry: the defaults */
+  }
+  let pendingSource = saved.source;
+  agentBox.checked = saved.agent;
+  const chosenSource = () => scopeSelect.value || pendingSource;
+  const saveScope = () => {
+    const scope: Scope = { source: chosenSource(), agent: agentBox.checked };
+    localStorage.setItem(scopeKey(sessionId), JSON.stringify(scope));
+  };
+  scopeSelect.addEventListener("change", () => {
+    pendingSource = "";
+    saveScope();
+  });
+  agentBox.addEventListener("change", saveScope);
+  void (async () => {
+    try {
+      for (const s of await api.sources()) {
+        if (s.status === "ready") scopeSelect.appendChild(h("option", { value: s.id }, s.title || s.filename || s.id));
+      }
+    } catch {
+      /* the library stays the scope */
+    }
+    if ([...scopeSelect.options].some((o) => o.value === pendingSource)) scopeSelect.value = pendingSource;
+    pendingSource = "";
+  })();
 
   let sessions: SessionInfo[] = [];
   const refreshSessions = async () => {
@@ -130,6 +179,7 @@ export async function renderChat(root: HTMLElement, sessionId: string | undefine
         const created = await api.createSession(titleFrom(question));
         sid = created.id;
         sessionId = sid;
+        saveScope(); // the choice made before the conversation existed stays with it
         history.replaceState(null, "", `#/chat/${sid}`);
         void refreshSessions();
       }
@@ -141,7 +191,10 @@ export async function renderChat(root: HTMLElement, sessionId: string | undefine
       thread.appendChild(view.el);
       view.handle("status", { stage: "send", message: t("working") });
       scrollToEnd(thread);
-      const posted = await api.ask(sid, question);
+      const posted = await api.ask(sid, question, {
+        mode: agentBox.checked ? "agent" : "ask",
+        sources: chosenSource() ? [chosenSource()] : [],
+      });
       view.runId = posted.run_id;
       view.messageId = posted.reply.id;
       await stream(posted.run_id, view);
@@ -175,7 +228,7 @@ export async function renderChat(root: HTMLElement, sessionId: string | undefine
     if (m.role === "user") {
       thread.appendChild(userTurn(m.content));
     } else if (answer) {
-      thread.appendChild(AnswerView.fromStored(normAnswer(answer as unknown as Record<string, unknown>), m.id, m.run_id).el);
+      thread.appendChild(AnswerView.fromStored(normAnswer(answer as unknown as Record<string, unknown>), m.id, m.run_id, m.feedback).el);
     } else if (m.run_id && m.status === "pending") {
       // Still being answered (e.g. the page was reloaded mid-run): follow it from the start.
       const view = new AnswerView(m.run_id, m.id);
@@ -242,6 +295,16 @@ function renderSessions(nav: HTMLElement, sessions: SessionInfo[], currentId: st
             },
           },
           icon(ICONS.edit),
+        ),
+        h(
+          "button",
+          {
+            class: "icon-btn small",
+            "aria-label": `${t("exportThread")}: ${title}`,
+            title: t("exportThread"),
+            onclick: () => void download(`/v1/sessions/${encodeURIComponent(s.id)}/export?format=pdf`),
+          },
+          icon(ICONS.page),
         ),
         h(
           "button",

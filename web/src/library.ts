@@ -117,6 +117,12 @@ async function runUpload(item: UploadItem): Promise<void> {
     item.row.classList.add("failed");
     item.state.textContent = `${t("failed")}: ${plainError(errorText(err))}`;
     item.state.setAttribute("role", "alert");
+    const dismiss = h(
+      "button",
+      { class: "icon-btn small dismiss", type: "button", "aria-label": `${t("dismiss")}: ${item.file.name}`, title: t("dismiss"), onclick: () => item.row.remove() },
+      icon(ICONS.close),
+    );
+    item.row.appendChild(dismiss);
   }
 }
 

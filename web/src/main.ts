@@ -1,11 +1,16 @@
 // The app shell: header with navigation and language switch, and a hash router
-// (#/library, #/library/<source>, #/chat, #/chat/<session>).
+// (#/library, #/library/<source>, #/chat, #/chat/<session>, #/research, #/review/<run>).
 
+import { api } from "./api";
+import { apiKey, login, logout, onLogout } from "./auth";
 import { renderChat } from "./chat";
 import { $, h, icon, ICONS, mount } from "./dom";
 import { lang, onLangChange, setLang, t, type Lang } from "./i18n";
 import { renderLibrary, renderSource } from "./library";
 import { resetViewer } from "./pdfviewer";
+import { renderGraph } from "./graph";
+import { renderResearch } from "./research";
+import { renderReview, renderReviewList } from "./review";
 
 function header(): HTMLElement {
   const route = location.hash.split("/")[1] ?? "chat";
@@ -22,19 +27,69 @@ function header(): HTMLElement {
     "header",
     { class: "topbar" },
     h("a", { class: "brand", href: "#/chat" }, h("span", { class: "brand-mark", "aria-hidden": "true" }, "¹"), h("span", { class: "brand-name" }, t("appName"))),
-    h("nav", { class: "nav", "aria-label": t("menu") }, link("chat", t("navChat"), ICONS.chat), link("library", t("navLibrary"), ICONS.book)),
-    h("div", { class: "topbar-end" }, select),
+    h("nav", { class: "nav", "aria-label": t("menu") }, link("chat", t("navChat"), ICONS.chat), link("library", t("navLibrary"), ICONS.book), link("research", t("navResearch"), ICONS.edit), link("review", t("navReview"), ICONS.page), link("graph", t("navGraph"), ICONS.page)),
+    h(
+      "div",
+      { class: "topbar-end" },
+      select,
+      apiKey()
+        ? h("button", { type: "button", class: "btn small", id: "sign-out", onclick: () => logout() }, t("signOut"))
+        : null,
+    ),
   );
+}
+
+let identity: string | null = null;
+
+/** The sign-in form: the key is checked against the server before it is kept. */
+function renderLogin(main: HTMLElement): void {
+  document.title = `footnote — ${t("loginTitle")}`;
+  main.dataset.view = "login";
+  const input = h("input", { id: "api-key", type: "password", autocomplete: "off", required: true });
+  const error = h("p", { class: "login-error", role: "alert" });
+  const form = h(
+    "form",
+    { class: "card login-card", "aria-labelledby": "login-title" },
+    h("h2", { id: "login-title" }, t("loginTitle")),
+    h("p", {}, t("loginIntro")),
+    h("label", { for: "api-key" }, t("apiKeyLabel")),
+    input,
+    error,
+    h("button", { type: "submit", class: "btn primary" }, t("signIn")),
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    void (async () => {
+      if (await api.checkKey(input.value)) {
+        login(input.value);
+        void route();
+      } else {
+        error.textContent = t("badKey");
+        input.select();
+      }
+    })();
+  });
+  mount(main, form);
+  input.focus();
 }
 
 async function route(): Promise<void> {
   const [, name = "chat", id] = location.hash.split("/").map(decodeURIComponent);
   mount($("#header"), header());
   const main = $("#main");
-  document.title = `footnote — ${name === "library" ? t("navLibrary") : t("navChat")}`;
+  if (identity === "keys" && !apiKey()) {
+    renderLogin(main);
+    return;
+  }
+  const titles: Record<string, string> = { library: t("navLibrary"), research: t("navResearch"), review: t("navReview"), graph: t("navGraph") };
+  document.title = `footnote — ${titles[name] ?? t("navChat")}`;
   main.dataset.view = name;
   if (name === "library" && id) await renderSource(main, id);
   else if (name === "library") await renderLibrary(main);
+  else if (name === "research") renderResearch(main);
+  else if (name === "graph") await renderGraph(main);
+  else if (name === "review" && id) await renderReview(main, id);
+  else if (name === "review") await renderReviewList(main);
   else await renderChat(main, id);
 }
 
@@ -47,13 +102,18 @@ function boot(): void {
     h("main", { id: "main", tabindex: "-1" }),
     h("div", { id: "toasts", class: "toasts", "aria-live": "polite" }),
   );
-  window.addEventListener("hashchange", () => void route());
+  onLogout(() => void route());
+  // how callers are identified decides whether to ask for a key: known before the first route
+  void api.identity().catch(() => "local").then((how) => {
+    identity = how;
+    window.addEventListener("hashchange", () => void route());
+    void route();
+  });
   onLangChange(() => {
     resetViewer();
     (app.querySelector(".skip-link") as HTMLElement).textContent = t("skipToContent");
     void route();
   });
-  void route();
 }
 
 boot();

@@ -3,6 +3,7 @@
 
 import type { PDFDocumentProxy, PDFPageProxy, RenderTask } from "pdfjs-dist";
 import { api } from "./api";
+import { authHeaders } from "./auth";
 import { h, icon, ICONS, mount } from "./dom";
 import { t } from "./i18n";
 import type { BlockInfo } from "./types";
@@ -146,6 +147,7 @@ class Viewer {
     const base = new URL("assets/", document.baseURI).href;
     this.doc = await lib.getDocument({
       url: api.fileUrl(sourceId),
+      httpHeaders: authHeaders(),
       cMapUrl: `${base}cmaps/`,
       cMapPacked: true,
       standardFontDataUrl: `${base}standard_fonts/`,

@@ -2,6 +2,8 @@
 // and resume): keeps the last seen event id, reconnects with `Last-Event-ID` after a drop,
 // and never delivers an id twice.
 
+import { authHeaders } from "./auth";
+
 export interface StreamEvent {
   id: string;
   type: string;
@@ -80,7 +82,7 @@ export async function followStream(
       watchdog = window.setTimeout(() => attempt.abort(), idleMs);
     };
     try {
-      const headers: Record<string, string> = { Accept: "text/event-stream" };
+      const headers: Record<string, string> = { Accept: "text/event-stream", ...authHeaders() };
       if (lastId) headers["Last-Event-ID"] = lastId;
       arm();
       const response = await fetch(url, { headers, signal: attempt.signal, cache: "no-store" });

@@ -88,6 +88,8 @@ export interface MessageInfo {
   /** The standalone question and, on replies, `answer` (the answer JSON). */
   data: { answer?: AnswerInfo; [key: string]: unknown };
   created_at: string;
+  /** The caller's latest rating of a reply. */
+  feedback?: { rating: "up" | "down"; comment: string } | null;
 }
 
 export interface TurnStarted {
@@ -96,4 +98,23 @@ export interface TurnStarted {
   reply: MessageInfo;
   stream_url: string;
   status_url: string;
+}
+
+export interface OutlineItemInfo {
+  id: string;
+  title: string;
+  asks: string;
+  standard: { primary_required: boolean; min_independent: number; date_from: string | null; date_to: string | null; web: boolean };
+  depends_on: string[];
+}
+
+export interface ResearchInfo {
+  id: string;
+  state: string;
+  question: string;
+  outline: { question: string; template: string; items: OutlineItemInfo[]; confirmed: boolean };
+  created_at: string;
+  updated_at: string;
+  stream_url: string;
+  brief_url: string;
 }

@@ -1,8 +1,11 @@
 """The library's tools for the agent: search, read, tables, sources, and a verified answer.
 
-Every tool sees the library through the caller's ACL groups: a block of a source the user may
-not read does not exist for the tool either. Block ids in any tool output (cached or fresh)
-are recorded in `LibraryContext.seen` (the evidence the final answer may cite), with the
+Every tool sees the library through the caller's ACL groups and the session's source scope: a
+block of a source the user may not read, or of a source outside the scope, does not exist for
+the tool either (the model cannot widen the scope by naming a `source_id`). Cached results are
+keyed by both, so sessions scoped differently never share them. The ids of the blocks a tool
+output shows (its `"id"` fields, cached or fresh: never an id that merely occurs inside a block's
+text) are recorded in `LibraryContext.seen`, the evidence the final answer may cite, with the
 labels of their sources.
 """
 
@@ -16,14 +19,14 @@ from typing import Any
 
 from footnote.agent.tools import ToolRegistry
 from footnote.errors import ToolRetry
-from footnote.index import SearchFilters
-from footnote.store import SqliteStore
-from footnote.store.codec import table_to_dict
-from footnote.types import Block, Hit
+from footnote.index import SearchFilters, SearchFn
+from footnote.serialize import table_to_dict
+from footnote.store.base import DocumentStore
+from footnote.types import BLOCK_ID_PATTERN, INSUFFICIENT_MARK, Block, readable_by
 
-SearchFn = Callable[[str, int, SearchFilters], list[Hit]]
-_BLOCK_ID = re.compile(r"\b[0-9a-f]{8}-p\d+-[0-9a-f]{6,}\b")
-AskFn = Callable[[str], dict[str, Any]]
+_SHOWN_ID = re.compile(rf'(?<!\\)"id"\s*:\s*"({BLOCK_ID_PATTERN})(?:#[^"]*)?"')
+"""An `"id"` field of a tool's JSON output (text inside a block is escaped: `\\"id\\"`)."""
+AnswerJsonFn = Callable[[str], dict[str, Any]]
 """Runs the verified ask pipeline on a question; returns the public answer JSON."""
 
 
@@ -31,20 +34,29 @@ AskFn = Callable[[str], dict[str, Any]]
 class LibraryContext:
     """What the tools act on, and what they have shown the model so far."""
 
-    store: SqliteStore
+    store: DocumentStore
     search: SearchFn
-    ask: AskFn
+    ask: AnswerJsonFn
     user_groups: tuple[str, ...] | None = None
+    sources: tuple[str, ...] = ()
+    """The session's source scope (empty: the whole library the user may read)."""
     seen: dict[str, None] = field(default_factory=dict)
     labels: dict[str, None] = field(default_factory=dict)
 
     def visible(self, source_id: str) -> bool:
-        """Whether the user may read this source."""
+        """Whether the user may read this source and it is inside the session's scope."""
+        if self.sources and source_id not in self.sources:
+            return False
         record = self.store.get_source(source_id)
         if record is None:
             return False
-        groups = record.source.acl_groups
-        return self.user_groups is None or not groups or bool(set(groups) & set(self.user_groups))
+        return readable_by(record.source, self.user_groups)
+
+    @property
+    def scope(self) -> str:
+        """The cache scope: results depend on exactly the groups and the source scope."""
+        groups = None if self.user_groups is None else sorted(self.user_groups)
+        return repr((groups, sorted(self.sources)))
 
     def block(self, block_id: str) -> Block:
         """A readable block by id (ToolRetry otherwise)."""
@@ -54,8 +66,8 @@ class LibraryContext:
         return block
 
     def record_output(self, _tool: str, output: str) -> None:
-        """Note the block ids (and their sources' labels) a tool output showed the model."""
-        for block_id in dict.fromkeys(_BLOCK_ID.findall(output)):
+        """Note the blocks (and their sources' labels) a tool output showed the model."""
+        for block_id in dict.fromkeys(_SHOWN_ID.findall(output)):
             if block_id in self.seen:
                 continue
             block = self.store.get_block(block_id)
@@ -93,7 +105,7 @@ def library_tools(
         cache_ttl_s=cache_ttl_s,
         corpus_version=ctx.corpus_version,
         cache=cache,
-        scope=repr(ctx.user_groups),
+        scope=ctx.scope,
         on_output=ctx.record_output,
     )
 
@@ -108,8 +120,10 @@ def library_tools(
             k: how many blocks to return (1-10).
             source_id: limit to one source (an id from list_sources).
         """
+        if source_id and not ctx.visible(source_id):
+            raise ToolRetry(f"no source {source_id!r}: use an id from list_sources")
         filters = SearchFilters(
-            source_ids=(source_id,) if source_id else (), user_groups=ctx.user_groups
+            source_ids=(source_id,) if source_id else ctx.sources, user_groups=ctx.user_groups
         )
         hits = ctx.search(query, max(1, min(k, 10)), filters)
         return [ctx.show(h.block) for h in hits]
@@ -177,13 +191,17 @@ def library_tools(
             question: one standalone question.
         """
         answer = ctx.ask(question)
+        sentences = answer.get("sentences", [])
         return {
             "status": answer.get("status"),
             "answer": " ".join(
-                s["text"] + "".join(f" [{c['id']}]" for c in s.get("citations", []))
-                for s in answer.get("sentences", [])
+                s["text"]
+                + (f" {INSUFFICIENT_MARK}" if s.get("insufficient") else "")
+                + "".join(f" [{c['id']}]" for c in s.get("citations", []))
+                for s in sentences
             ),
             "reason": answer.get("reason"),
+            "cited": [{"id": c["id"]} for s in sentences for c in s.get("citations", [])],
         }
 
     return reg

@@ -110,6 +110,7 @@ class ToolRegistry:
         self.scope = scope
         self.on_output = on_output
         self._lock = threading.Lock()
+        self._uncached: set[str] = set()
         self.cache_hits = 0
 
     def tool(self, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -117,12 +118,15 @@ class ToolRegistry:
         self.add(fn)
         return fn
 
-    def add(self, fn: Callable[..., Any], name: str | None = None) -> Tool:
-        """Register a function as a tool."""
+    def add(self, fn: Callable[..., Any], name: str | None = None, *, cache: bool = True) -> Tool:
+        """Register a function as a tool (`cache=False`: every call runs, e.g. one with effects
+        recorded per run)."""
         t = tool_from_function(fn, name)
         if t.name in self.tools:
             raise ConfigError(f"tool {t.name!r} is registered twice")
         self.tools[t.name] = t
+        if not cache:
+            self._uncached.add(t.name)
         return t
 
     def specs(self) -> list[ToolSpec]:
@@ -160,8 +164,9 @@ class ToolRegistry:
             [name, args, self.corpus_version(), self.scope], sort_keys=True, default=str
         )
         now = self.clock()
+        cached = self.cache_ttl_s > 0 and name not in self._uncached
         with self._lock:
-            hit = self._cache.get(key)
+            hit = self._cache.get(key) if cached else None
             if hit is not None and hit[0] > now:
                 self.cache_hits += 1
                 self.on_output(name, hit[1])
@@ -172,7 +177,7 @@ class ToolRegistry:
             raise
         except (ValueError, LookupError, TypeError) as exc:
             raise ToolRetry(f"{name} failed: {exc}") from exc
-        if self.cache_ttl_s > 0:
+        if cached:
             with self._lock:
                 self._cache[key] = (now + self.cache_ttl_s, out)
         self.on_output(name, out)

@@ -5,11 +5,19 @@ Each module registers its commands on the shared `app` when imported here.
 
 from footnote.cli import (  # noqa: F401  (registers commands)
     asking,
+    chat,
+    configuration,
     documents,
     evaluation,
+    export,
     graph,
+    mcp_command,
+    migrate,
+    models,
+    reproduce,
+    research,
     serve,
-    settings,
+    worker,
 )
 from footnote.cli.common import app
 

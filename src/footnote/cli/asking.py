@@ -11,7 +11,6 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from footnote.cli.common import (
-    EXAMPLES_DIR,
     JsonOpt,
     WorkspaceOpt,
     _fail,
@@ -23,6 +22,8 @@ from footnote.cli.common import (
     out,
 )
 from footnote.cli.documents import _render_report, _render_tree
+from footnote.examples import PAPERS_DIR as EXAMPLES_DIR
+from footnote.types import INSUFFICIENT_MARK
 from footnote.workspace import Workspace
 
 
@@ -72,7 +73,7 @@ async def _ask(
         elif isinstance(event, Status) and not quiet:
             err.print(f"[dim]… {escape(event.message)}[/]")
         if isinstance(event, Final):
-            from footnote.store.codec import answer_to_dict
+            from footnote.serialize import answer_to_dict
 
             final = answer_to_dict(event.answer)
     run_id = ws.last_run_id
@@ -93,7 +94,7 @@ def render_answer(a: dict[str, Any]) -> None:
             marks = "".join(f"[{board[c['id']]}]" for c in s["citations"] if c["id"] in board)
             text = escape(s["text"]) + (f"[cyan]{escape(marks)}[/]" if marks else "")
             if s["insufficient"]:
-                text = f"[yellow]{text} (insufficiently supported)[/]"
+                text = f"[yellow]{text} {INSUFFICIENT_MARK}[/]"
             parts.append(text)
         out.print(" ".join(parts))
     if a["reason"]:
@@ -126,6 +127,24 @@ def render_answer(a: dict[str, Any]) -> None:
 
 
 # -- demo ---------------------------------------------------------------------------------
+def _without_local_runtime(ws: Workspace) -> dict[str, Any]:
+    """Settings for a demo on an install without llama-cpp-python (a plain `pip install`):
+    extractive answers, checked the same way, instead of refusals; says so."""
+    import importlib.util
+
+    models = ws.settings.models
+    local = [r for r in ("compose", "judge") if getattr(models, r).url.startswith("local:qwen")]
+    if not local or importlib.util.find_spec("llama_cpp") is not None:
+        return {}
+    err.print(
+        "[yellow]note:[/] llama-cpp-python is not installed, so the local model cannot write "
+        "answers: the demo answers extractively (sentences chosen from the evidence, checked "
+        "the same way). For written answers: pip install 'footnote\\[local-llm]' (see README)."
+    )
+    ask = ws.settings.ask.model_copy(update={"mode": "extractive", "use_judge": False})
+    return {"ask": ask}
+
+
 DEMO_QUESTIONS = (
     "How many nodes does the Semantic Scholar literature graph have?",
     "What loss function is SPECTER trained with?",
@@ -146,6 +165,8 @@ def demo(
     if not EXAMPLES_DIR.is_dir():
         _fail(FileNotFoundError(f"example papers not found at {EXAMPLES_DIR}"))
     with _workspace(workspace) as ws:
+        if questions and (overrides := _without_local_runtime(ws)):
+            ws.settings = ws.settings.model_copy(update=overrides)
         with _progress(True) as progress:
             report = ws.ingest([EXAMPLES_DIR], progress=progress)
         _render_report(report)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,8 +30,6 @@ app.add_typer(config_app, name="config")
 out = Console(soft_wrap=True)
 err = Console(stderr=True)
 
-_BLOCK_ID_RE = re.compile(r"^[0-9a-f]{8}-p\d+-[0-9a-f]{6,}(#r\d+c\d+)?$")
-EXAMPLES_DIR = Path(__file__).resolve().parents[3] / "examples" / "papers"
 
 WorkspaceOpt = Annotated[
     Path | None,
@@ -91,3 +88,25 @@ def _progress(enabled: bool) -> Iterator[Any]:
             bar.update(tasks[stage], completed=done, total=total)
 
         yield update
+
+
+def edit_in_editor(text: str, suffix: str = ".txt") -> str | None:
+    """Open `text` in $VISUAL / $EDITOR (default `vi`) and return what was saved, or None when
+    the editor failed or the text came back unchanged."""
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory(prefix="footnote-edit-") as tmp:
+        path = Path(tmp) / f"edit{suffix}"
+        path.write_text(text, encoding="utf-8")
+        try:
+            done = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except OSError as exc:
+            raise FootnoteError(f"could not start the editor {editor!r}: {exc}") from exc
+        if done.returncode != 0:
+            return None
+        edited = path.read_text(encoding="utf-8")
+    return None if edited == text else edited

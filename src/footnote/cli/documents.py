@@ -11,7 +11,6 @@ from rich.table import Table as RichTable
 from rich.tree import Tree
 
 from footnote.cli.common import (
-    _BLOCK_ID_RE,
     JsonOpt,
     WorkspaceOpt,
     _fail,
@@ -21,8 +20,8 @@ from footnote.cli.common import (
     app,
     out,
 )
-from footnote.store.codec import block_to_dict, section_to_dict, source_to_dict
-from footnote.types import Block, Section
+from footnote.serialize import block_to_dict, section_to_dict, source_to_dict
+from footnote.types import EVIDENCE_ID_RE, Block, Section
 from footnote.workspace import IngestReport, Workspace
 
 
@@ -160,7 +159,7 @@ def show(
 ) -> None:
     """Show a source (summary, tree, blocks, tables) or one block with its neighbours."""
     with _workspace(workspace) as ws:
-        if _BLOCK_ID_RE.match(ref):
+        if EVIDENCE_ID_RE.match(ref):
             _show_block(ws, ref, as_json)
             return
         doc = ws.document(ref)
@@ -176,6 +175,16 @@ def show(
     s = doc.source
     out.print(f"[bold]{escape(s.title)}[/]  [dim]{s.id} · {s.kind} · {s.pages} pages · {s.lang}[/]")
     out.print(f"[dim]{escape(s.uri)}[/]")
+    facts = [
+        ("authors", ", ".join(s.authors)),
+        ("published", s.published_at or ""),
+        ("doi", s.doi or ""),
+        ("arXiv", s.arxiv_id or ""),
+        ("read with", s.parser),
+    ]
+    for label, value in facts:
+        if value:
+            out.print(f"[dim]{label}:[/] {escape(value)}")
     for w in s.warnings:
         out.print(f"[yellow]warning:[/] {escape(w)}")
     if tree or not (blocks or tables):

@@ -30,9 +30,9 @@ eval_app = typer.Typer(
     cls=_DefaultRun,
     no_args_is_help=True,
     help="Evaluate answers (`footnote eval DATASET`), diff runs, or the verifier alone.\n\n"
-    "DATASET is a generic .jsonl case file or a named loader: qasper-leval, qasper-official, "
-    "qasper-train, paperqa; the claim sets citation-integrity and scifact evaluate the verifier "
-    "alone.",
+    "DATASET is a generic .jsonl case file or a named loader: footnote-dev (-fit, -test), "
+    "qasper-leval, qasper-official, qasper-train, paperqa; the claim sets citation-integrity and "
+    "scifact evaluate the verifier alone.",
 )
 app.add_typer(eval_app, name="eval")
 
@@ -233,7 +233,9 @@ def verifier_cmd(
         judge_fn: Any = None
         if judge:
             model = ws.models.chat("judge")
-            judge_fn = lambda claim, passage: judge_support(model, claim, passage)  # noqa: E731
+            judge_fn = lambda claim, passage: judge_support(  # noqa: E731
+                model, claim, passage, labels=()  # an evaluation set's text carries no labels
+            )
         v = ws.settings.verify
         result = evaluate_verifier(
             items,
@@ -280,3 +282,63 @@ def export_cmd(
         cases = [c.__class__(**{**c.__dict__, "paper": str(ds.paper_path(c))}) for c in ds.cases]
         write_cases(output, cases)
     err.print(f"{len(cases)} cases → {output}")
+
+
+@eval_app.command("settings")
+def settings_eval_cmd(
+    extractor: Annotated[
+        str | None, typer.Option(help="rules, model, hybrid or auto (default: reproduce.extractor).")
+    ] = None,
+    paper: Annotated[
+        list[str] | None, typer.Option(help="Only gold papers whose reference contains this.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N gold papers.")] = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="Also write the full report as JSON here.")
+    ] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="Shared data folder.")] = None,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Score `footnote settings` and `footnote crosscheck` against the hand-written gold
+    (15 papers, 2 in Chinese): precision, recall, not-stated accuracy, citation accuracy,
+    cross-check findings vs the hand-checked ones, seconds per paper."""
+    from footnote.eval.runner import cache_dir
+    from footnote.eval.settings_eval import run_settings_eval
+
+    with _workspace(workspace) as ws:
+        report = run_settings_eval(
+            ws, data=_data_dir(ws, data_dir), cache=cache_dir(ws), extractor=extractor,
+            papers=tuple(paper or ()), limit=limit, progress=lambda m: err.print(f"[dim]{escape(m)}[/]"),
+        )  # fmt: skip
+    if out_file is not None:
+        out_file.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    if as_json:
+        _print_json(report)
+        return
+    grid = RichTable(title=f"Settings extraction ({report['extractor']}, {report['papers']} papers)")
+    for col in ("measure", "value"):
+        grid.add_column(col)
+    cc = report["crosschecks"]
+    for name, value in (
+        ("settings precision", report["precision"]),
+        ("settings recall", report["recall"]),
+        ("not-stated accuracy", report["not_stated_accuracy"]),
+        ("stated fields predicted not stated", report["stated_missed"]),
+        ("citation accuracy (matched values)", report["citation_accuracy"]),
+        ("cross-check mismatches confirmed / gold", f"{cc['mismatches_confirmed']} / {cc['mismatches_gold']}"),
+        ("cross-check mismatch precision", cc["mismatch_precision"]),
+        ("cross-checks matched / gold; adds_up agreement",
+         f"{cc['matched_checks']} / {cc['gold_checks']}; {cc['adds_up_agreement']}"),
+        ("seconds per paper (mean / max)",
+         f"{report['seconds_per_paper']['mean']} / {report['seconds_per_paper']['max']}"),
+        ("errors", len(report["errors"])),
+    ):  # fmt: skip
+        grid.add_row(name, str(value))
+    out.print(grid)
+    fields = RichTable(title="Per field")
+    for col in ("field", "precision", "recall", "predicted", "gold"):
+        fields.add_column(col)
+    for name, f in report["per_field"].items():
+        fields.add_row(name, str(f["precision"]), str(f["recall"]), str(f["pred"]), str(f["gold"]))
+    out.print(fields)

@@ -20,9 +20,7 @@ app.add_typer(graph_app, name="graph")
 
 
 def _catalog(ws: Workspace) -> Any:
-    from footnote.pipelines.graph_io import GraphCatalog
-
-    return GraphCatalog(ws.settings.graph, ws.dir)
+    return ws.graph_catalog()
 
 
 @graph_app.command("import")
@@ -42,16 +40,17 @@ def import_(
     as_json: JsonOpt = False,
 ) -> None:
     """Create graph NAME from files with a declared schema, or from a demo's shared data."""
-    from footnote.pipelines import graph_io
-    from footnote.store.graph_base import load_spec
+    from footnote.pipelines.graph import sources
+    from footnote.store.graph.base import load_spec
+    from footnote.store.graph.files import rows_from_files
 
     with _workspace(workspace) as ws:
         if demo:
-            spec = graph_io.spec_with_name(graph_io.demo_spec(demo), name)
-            nodes, rels = graph_io.demo_rows(demo, graph_io.demo_data_dir(ws.settings.graph))
+            spec = sources.spec_with_name(sources.demo_spec(demo), name)
+            nodes, rels = sources.demo_rows(demo, sources.demo_data_dir(ws.settings.graph, demo))
         elif schema is not None:
-            spec = graph_io.spec_with_name(load_spec(schema), name)
-            nodes, rels = graph_io.rows_from_files(spec, files or [])
+            spec = sources.spec_with_name(load_spec(schema), name)
+            nodes, rels = rows_from_files(spec, files or [])
         else:
             _fail(ValueError("give --schema with files, or --demo movies|northwind"))
         counts = _catalog(ws).create(spec, nodes, rels, replace=replace)
@@ -72,16 +71,21 @@ def demo(
 @graph_app.command("build-library")
 def build_library(
     name: Annotated[str, typer.Option(help="Graph name.")] = "library",
+    group: Annotated[
+        list[str] | None,
+        typer.Option("--group", help="Copy only sources these groups may read (repeatable)."),
+    ] = None,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Build a graph of the ingested library: papers, sections, references, authors."""
-    from footnote.pipelines import graph_io
+    """Build a graph of the ingested library: papers, sections, references, authors. The
+    graph carries the copied sources' labels, and an ACL that lets in only callers who may
+    read every copied source."""
+    from footnote.pipelines.graph import sources
 
     with _workspace(workspace) as ws:
-        nodes, rels = graph_io.library_rows(ws.store)
-        spec = graph_io.spec_with_name(graph_io.library_spec(), name)
-        counts = _catalog(ws).create(spec, nodes, rels, replace=True)
+        lib = sources.library_graph(ws.store, tuple(group) if group else None)
+        counts = _catalog(ws).create(lib.spec(name), lib.nodes, lib.rels, replace=True)
     _report(name, counts, as_json)
 
 
@@ -128,8 +132,8 @@ def ask(
     as_json: JsonOpt = False,
 ) -> None:
     """Answer a question from a graph, citing result rows; or ask back, or refuse."""
-    from footnote.index.cypher_guard import Principal
-    from footnote.pipelines.graph_qa import GraphRequest
+    from footnote.pipelines.graph.qa import GraphRequest
+    from footnote.verify.cypher.guard import Principal
 
     attrs = dict(_attr(a) for a in attr or [])
     who = Principal("cli", attrs) if attr else Principal("local", unrestricted=True)
@@ -146,10 +150,34 @@ def ask(
     style = {"answered": "green", "no_rows": "yellow", "clarify": "yellow"}.get(
         result["status"], "red"
     )
-    out.print(escape(result["answer"] or result["reason"]))
+    _print_footnoted(result)
+    support = f"  [dim]support[/] {result['support']:.2f}" if result["status"] == "answered" else ""
     out.print(
-        f"[dim]status[/] [{style}]{result['status']}[/]  [dim]cypher[/] {escape(result['cypher'])}"
+        f"[dim]status[/] [{style}]{result['status']}[/]{support}  "
+        f"[dim]cypher[/] {escape(result['cypher'])}"
     )
+
+
+def _print_footnoted(result: dict[str, Any]) -> None:
+    """The answer with a footnote mark per cited row, then the rows those marks point to."""
+    from footnote.verify.graph_answer import row_id, row_text
+
+    if not result["sentences"]:
+        out.print(escape(result["answer"] or result["reason"]))
+        for option in result["options"]:
+            out.print(f"  - {escape(option)}")
+        return
+    marks: dict[str, int] = {}
+    parts = []
+    for s in result["sentences"]:
+        nums = [marks.setdefault(r, len(marks) + 1) for r in s["rows"]]
+        parts.append(escape(s["text"]) + "".join(f"[cyan]\\[{n}][/]" for n in nums))
+    out.print(" ".join(parts))
+    rows = result["rows"]
+    for rid, n in marks.items():
+        i = next((k for k in range(len(rows)) if row_id(k) == rid), None)
+        text = row_text(list(rows[i]), list(rows[i].values())) if i is not None else rid
+        out.print(f"  [cyan]\\[{n}][/] [dim]{rid}[/] {escape(text)}")
 
 
 def _attr(text: str) -> tuple[str, tuple[str, ...]]:
@@ -175,20 +203,44 @@ def synth(
     out_path: Annotated[Path, typer.Option("--out", help="JSONL file to write.")] = Path(
         "pairs.jsonl"
     ),
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="`facts`: template Cypher over real nodes, question by the model, "
+            "checked by a second call; `free`: the model proposes pairs."
+        ),
+    ] = "facts",
+    lang: Annotated[str, typer.Option(help="Language of the questions (facts mode).")] = "English",
+    library: Annotated[
+        bool, typer.Option(help="Also add kept pairs to the graph's few-shot examples.jsonl.")
+    ] = False,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Generate question→Cypher pairs with the `cypher` model; keep those that pass the guard,
-    compile and return rows; write chat fine-tuning JSONL."""
-    from footnote.pipelines.graph_io import GraphCatalog
-    from footnote.pipelines.graph_synth import synthesise
+    """Generate question→Cypher pairs kept only when they parse, pass the guard and EXPLAIN and
+    return rows (facts mode: and a second model call agrees the question matches); write chat
+    fine-tuning JSONL; report kept/generated and the time."""
+    from footnote.eval.graph_facts import synthesise_from_facts
+    from footnote.eval.graph_synth import synthesise
+    from footnote.pipelines.graph.context import EXAMPLES_FILE
 
+    if mode not in ("facts", "free"):
+        _fail(ValueError("--mode is facts or free"))
     with _workspace(workspace) as ws:
-        store = GraphCatalog(ws.settings.graph, ws.dir).open(graph)
+        catalog = ws.graph_catalog()
+        store = catalog.open(graph)
+        lib = catalog.folder(graph) / EXAMPLES_FILE if library else None
         try:
-            report = synthesise(
-                store, ws.models.chat("cypher"), n, out_path, progress=lambda m: err.print(m)
-            )
+            if mode == "facts":
+                checker = "judge" if ws.models.is_bound("judge") else "compose"
+                report = synthesise_from_facts(
+                    store, ws.models.chat("compose"), ws.models.chat(checker), n, out_path,
+                    lang=lang, library=lib, progress=lambda m: err.print(escape(m)),
+                )  # fmt: skip
+            else:
+                report = synthesise(
+                    store, ws.models.chat("cypher"), n, out_path, progress=lambda m: err.print(m)
+                )
         finally:
             store.close()
     if as_json:

@@ -20,7 +20,8 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Port (default from config).")] = None,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """Serve the HTTP API (OpenAPI at /openapi.json, SSE run streams under /v1/runs)."""
+    """Serve the HTTP API (OpenAPI at /openapi.json, SSE run streams under /v1/runs), the web
+    app at /, MCP at /mcp, OpenAI-compatible /v1/chat/completions and Prometheus /metrics."""
     try:
         import uvicorn
 
@@ -32,12 +33,24 @@ def serve(
     with _workspace(workspace) as ws:
         settings = ws.settings.server
         fastapi_app = create_app(ws)
+        mcp = _mount_mcp(fastapi_app, ws)
         bind_host, bind_port = host or settings.host, port or settings.port
         err.print(f"footnote: {identity_mode(fastapi_app.state.footnote)}")
         window = f"redis at {settings.redis_url}" if settings.redis_url else "in-process LRU"
         err.print(f"footnote: workspace {ws.dir}, message window: {window}")
         err.print(f"footnote: http://{bind_host}:{bind_port}/docs")
+        err.print(f"footnote: {mcp}")
         uvicorn.run(fastapi_app, host=bind_host, port=bind_port, log_level="info")
+
+
+def _mount_mcp(fastapi_app: object, ws: object) -> str:
+    """Mount the MCP endpoint when the SDK is installed; a line saying what happened."""
+    try:
+        from footnote.mcp import mount_mcp
+    except ImportError:
+        return "MCP endpoint off (pip install 'footnote[mcp]')"
+    mount_mcp(fastapi_app, ws)  # type: ignore[arg-type]
+    return "MCP (streamable HTTP) at /mcp, same API keys"
 
 
 @keys_app.command("add")
@@ -47,11 +60,16 @@ def add_key(
         list[str] | None, typer.Option("--group", "-g", help="ACL group (repeatable).")
     ] = None,
     label: Annotated[str, typer.Option(help="A note to recognise the key by.")] = "",
+    admin: Annotated[
+        bool, typer.Option(help="An admin reads every source and may delete any.")
+    ] = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
-    """Create an API key for a user (shown once; only its hash is stored)."""
-    from footnote.store.sessions import SessionStore
+    """Create an API key for a user (shown once; only its hash is stored).
+
+    A user reads public sources, those shared with one of their groups and their own uploads
+    (private to them unless shared); only the owner or an admin deletes a source."""
 
     with _workspace(workspace) as ws:
-        key = SessionStore(ws.store).add_key(user, tuple(group or ()), label)
-    out.print(key)
+        key = ws.auth.add_key(user, tuple(group or ()), label, admin=admin)
+    out.print(key, soft_wrap=True)

@@ -2,21 +2,24 @@
 
 One case per line:
 `{"id", "paper", "question", "type", "answer": str|null, "accept": [str|number],
-"evidence": [{"page", "quote"}], "notes", "lang"?, "answers"?}`. `answer: null` means the
-right behaviour is a refusal. `paper` is resolved against a root folder (default: the
-dataset file's folder). `answers` (optional) holds more gold answers for token F1.
+"evidence": [{"page", "quote"}], "notes", "lang"?, "answers"?, "accept_all"?, "accept_min"?}`.
+`answer: null` means the right behaviour is a refusal. `paper` is resolved against a root
+folder (default: the dataset file's folder). `answers` (optional) holds more gold answers for
+token F1. An answer matches when it contains *every* `accept_all` string and at least
+`accept_min` (default 1) of the `accept` strings. Type `figure`: the answer is in a figure (an
+answerable question a text-only pipeline may miss; reported as its own group).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from footnote.errors import UsageError
+from footnote.textnorm import text_lang
 
 QUESTION_TYPES = (
     "fact_lookup",
@@ -26,10 +29,10 @@ QUESTION_TYPES = (
     "counterfactual",
     "unanswerable",
     "numeric_trap",
+    "figure",
 )
 _KEYS = {"id", "paper", "question", "type", "answer", "accept", "evidence", "notes", "lang"}
-_OPTIONAL = {"answers"}
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_OPTIONAL = {"answers", "accept_all", "accept_min"}
 
 
 class CaseError(UsageError):
@@ -58,6 +61,9 @@ class Case:
     notes: str = ""
     lang: str = "en"
     answers: tuple[str, ...] = field(default=())
+    accept_all: tuple[str, ...] = ()
+    """Strings the answer must all contain (besides `accept_min` of `accept`)."""
+    accept_min: int = 1
 
     @property
     def unanswerable(self) -> bool:
@@ -65,9 +71,8 @@ class Case:
         return self.answer is None
 
 
-def detect_lang(text: str) -> str:
-    """`zh` when the text has CJK ideographs, else `en`."""
-    return "zh" if _CJK.search(text) else "en"
+detect_lang = text_lang
+"""`zh` or `en`: the one language rule (`textnorm.text_lang`)."""
 
 
 def _need(cond: bool, msg: str) -> None:
@@ -116,6 +121,13 @@ def parse_case(obj: Any) -> Case:
     )
     notes = obj.get("notes", "")
     _need(isinstance(notes, str), '"notes" must be a string')
+    accept_all = obj.get("accept_all", [])
+    _need(
+        isinstance(accept_all, list) and all(isinstance(a, str) for a in accept_all),
+        '"accept_all" must be a list of strings',
+    )
+    accept_min = obj.get("accept_min", 1)
+    _need(isinstance(accept_min, int) and accept_min >= 1, '"accept_min" must be ≥ 1')
     return Case(
         id=str(cid),
         paper=paper,
@@ -127,6 +139,8 @@ def parse_case(obj: Any) -> Case:
         notes=notes,
         lang=str(obj.get("lang") or detect_lang(question)),
         answers=tuple(answers),
+        accept_all=tuple(accept_all),
+        accept_min=accept_min,
     )
 
 
@@ -172,6 +186,10 @@ def case_to_dict(case: Case) -> dict[str, Any]:
     }
     if case.answers:
         out["answers"] = list(case.answers)
+    if case.accept_all:
+        out["accept_all"] = list(case.accept_all)
+    if case.accept_min != 1:
+        out["accept_min"] = case.accept_min
     return out
 
 

@@ -1,4 +1,8 @@
-"""Compare two stored runs case by case: which cases got better, which worse."""
+"""Compare two stored runs case by case: which cases got better, which worse.
+
+Only cases present in both runs are compared, and each metric's means are taken over the same
+cases on both sides (a case where either run lacks the metric is left out of both means and
+counted in `n`), so a delta never compares different questions."""
 
 from __future__ import annotations
 
@@ -42,20 +46,29 @@ def diff_runs(a: EvalRun, b: EvalRun) -> dict[str, Any]:
         rows.append(
             CaseDiff(r["case"]["id"], r["case"]["question"], change, old["scores"], r["scores"])
         )
-    deltas: dict[str, dict[str, float | None]] = {}
+    deltas: dict[str, dict[str, float | int | None]] = {}
     for metric in (
         "answer_f1",
         "correct",
         "evidence_recall",
         "citation_precision",
+        "error",
         "latency_s",
         "tokens",
     ):
-        va = [float(d.a[metric]) for d in rows if d.a.get(metric) is not None]
-        vb = [float(d.b[metric]) for d in rows if d.b.get(metric) is not None]
-        ma = sum(va) / len(va) if va else None
-        mb = sum(vb) / len(vb) if vb else None
-        deltas[metric] = {"a": ma, "b": mb, "delta": None if ma is None or mb is None else mb - ma}
+        pairs = [
+            (float(d.a[metric]), float(d.b[metric]))
+            for d in rows
+            if d.a.get(metric) is not None and d.b.get(metric) is not None
+        ]
+        ma = sum(a for a, _ in pairs) / len(pairs) if pairs else None
+        mb = sum(b for _, b in pairs) / len(pairs) if pairs else None
+        deltas[metric] = {
+            "a": ma,
+            "b": mb,
+            "delta": None if ma is None or mb is None else mb - ma,
+            "n": len(pairs),
+        }
     return {
         "a": a.id,
         "b": b.id,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from footnote.config import shared_data_candidates
 from footnote.errors import NotFound, UsageError
 from footnote.eval.cases import Case, GoldEvidence, read_cases
 from footnote.textnorm import normalise
@@ -34,9 +35,9 @@ class Dataset:
 
 
 def default_data_dir() -> Path:
-    """`../shared/data` next to the source checkout, else `./shared/data`."""
-    here = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
-    return here.resolve() if here.is_dir() else Path("shared/data").resolve()
+    """The first of `shared_data_candidates()` that exists (else the last one)."""
+    candidates = shared_data_candidates()
+    return next((p.resolve() for p in candidates if p.is_dir()), candidates[-1])
 
 
 # -- QASPER -----------------------------------------------------------------------------
@@ -223,7 +224,10 @@ def load_qasper_official(path: Path, cache: Path, name: str = "qasper-official")
 
 # -- PaperQA stub papers --------------------------------------------------------------------
 def load_paperqa(data: Path, cache: Path) -> Dataset:
-    """PaperQA's test questions about its stub papers (page, yes/no, refusal, figure-only)."""
+    """PaperQA's test questions about its stub papers (page, yes/no, refusal, figure-only).
+
+    `answer_contains_all` becomes `accept_all` (every string required), `at_least_n_of` the
+    `accept_min`; a question whose answer needs a figure stays answerable, typed `figure`."""
     root = data / "paperqa-stub-papers"
     cases: list[Case] = []
     for line in (root / "questions.jsonl").read_text(encoding="utf-8").splitlines():
@@ -231,9 +235,10 @@ def load_paperqa(data: Path, cache: Path) -> Dataset:
             continue
         q = json.loads(line)
         exp = q["expect"]
-        accept = [*exp.get("answer_contains_any", []), *exp.get("answer_contains_all", [])]
+        accept = list(exp.get("answer_contains_any", []))
+        accept_all = tuple(exp.get("answer_contains_all", []))
         evidence: tuple[GoldEvidence, ...] = ()
-        answer: str | None = accept[0] if accept else None
+        answer: str | None = next(iter([*accept, *accept_all]), None)
         qtype = "fact_lookup"
         notes = q.get("note", "")
         if "page" in exp:
@@ -241,20 +246,46 @@ def load_paperqa(data: Path, cache: Path) -> Dataset:
             statement = quote.group(1) if quote else ""
             evidence = (GoldEvidence(int(exp["page"]), statement),)
             answer, accept = statement, [statement]
-        if exp.get("refuse") or exp.get("requires"):
-            answer, qtype = None, "unanswerable"
-            notes = exp.get("requires", "unrelated question") + (
-                f"; answer in the image: {accept}" if accept else ""
-            )
-            accept = []
+        if exp.get("requires"):
+            # the answer is in a figure: still answerable (a text-only pipeline may miss it)
+            qtype, notes = "figure", exp["requires"]
+        if exp.get("refuse"):
+            answer, qtype, accept, accept_all = None, "unanswerable", [], ()
+            notes = notes or "unrelated question"
         cases.append(
-            Case(q["id"], q["doc"], q["question"], qtype, answer, tuple(accept), evidence, notes)
-        )
+            Case(q["id"], q["doc"], q["question"], qtype, answer, tuple(accept), evidence, notes,
+                 accept_all=accept_all, accept_min=int(exp.get("at_least_n_of", 1)))
+        )  # fmt: skip
     return Dataset("paperqa", cases, root)
+
+
+# -- the project's own development set -------------------------------------------------------
+DEV_SET = Path(__file__).resolve().parent / "datasets" / "footnote_dev.jsonl"
+"""Hand-written cases over the shared PDFs and PaperQA stub papers (datasets/README.md)."""
+
+
+def dev_half(case_id: str) -> str:
+    """`fit` for an even numeric id suffix, `test` for an odd one (thresholds are fitted on `fit`)."""
+    digits = re.search(r"(\d+)$", case_id)
+    if not digits:
+        raise UsageError(f"dev-set id {case_id!r} has no numeric suffix to split on")
+    return "fit" if int(digits.group(1)) % 2 == 0 else "test"
+
+
+def load_footnote_dev(data: Path, cache: Path, half: str | None = None) -> Dataset:
+    """The development set; `paper` paths resolve against the shared data folder."""
+    cases = read_cases(DEV_SET)
+    if half:
+        cases = [c for c in cases if dev_half(c.id) == half]
+    name = "footnote-dev" + (f"-{half}" if half else "")
+    return Dataset(name, cases, data.resolve())
 
 
 Loader = Callable[[Path, Path], Dataset]
 LOADERS: dict[str, Loader] = {
+    "footnote-dev": load_footnote_dev,
+    "footnote-dev-fit": lambda d, c: load_footnote_dev(d, c, "fit"),
+    "footnote-dev-test": lambda d, c: load_footnote_dev(d, c, "test"),
     "qasper-leval": load_qasper_leval,
     "qasper-official": lambda d, c: load_qasper_official(
         d / "qasper-partial" / "qasper_sample_small_official_format.json", c
@@ -269,7 +300,7 @@ LOADERS: dict[str, Loader] = {
 def load_dataset(
     spec: str, *, data_dir: Path, cache_dir: Path, root: Path | None = None
 ) -> Dataset:
-    """A named loader (`qasper-leval`, `qasper-official`, `qasper-train`, `paperqa`) or a JSONL path."""
+    """A named loader (`footnote-dev[-fit|-test]`, `qasper-*`, `paperqa`) or a JSONL path."""
     if spec in LOADERS:
         if not data_dir.is_dir():
             raise NotFound(f"shared data folder {data_dir} not found: set eval.data_dir")

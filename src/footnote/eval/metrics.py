@@ -1,9 +1,15 @@
 """Scoring one case's output and aggregating many.
 
 A case output (what the runner stores) is a dict with at least `status`, `answer`,
-`citations` (`[{id, page, text, sentence, verdict, det_supported, judge_supported}]`),
-`fabricated_trace`, `checked_citations`, `latency_s`, `tokens`, `model_calls`,
+`citations` (`[{id, page, text, sentence, verdict, fabricated, det_supported, judge_supported}]`),
+`fabricated_trace`, `recited_trace`, `checked_citations`, `latency_s`, `tokens`, `model_calls`,
 `support_score`. Matching uses `footnote.textnorm`, the verifier's own normalisation.
+
+Rules that keep the figures honest: status `error` (a crash, a model error, a timeout) is an
+error, counted on its own: never a refusal, never correct (not even on an unanswerable case),
+and never dropped from a denominator. `fabricated_ids` counts what the *model* cited without
+being shown it (from the trace); `fabricated_in_output` counts such ids that reached the
+output (must be 0). Re-cited citations are counted apart.
 """
 
 from __future__ import annotations
@@ -23,27 +29,41 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 
 
+ERROR = "error"
+
+
 def is_refusal(status: str) -> bool:
-    """Whether an answer status is one of the two kinds of "I don't know" (or a refusal)."""
+    """Whether an answer status is one of the two kinds of "I don't know" (or a refusal);
+    an error is not."""
     return status in REFUSALS
 
 
 # -- answers ---------------------------------------------------------------------------------
-def answer_matches(answer: str, accept: Iterable[str | float]) -> bool:
-    """The answer contains an accept string (normalised) or a number equal to an accept number."""
-    found = None
-    for a in accept:
-        if isinstance(a, str):
-            if contains(answer, a):
-                return True
-            wanted = quantities(a) if re.fullmatch(r"[\s\d.,%+-]*\S*", a.strip()) else []
-        else:
-            wanted = quantities(repr(a))
-        if wanted:
-            found = found if found is not None else quantities(answer)
-            if any(same_quantity(w, q) or same_quantity(q, w) for w in wanted for q in found):
-                return True
-    return False
+def _matches_one(answer: str, a: str | float) -> bool:
+    if isinstance(a, str):
+        if contains(answer, a):
+            return True
+        wanted = quantities(a) if re.fullmatch(r"[\s\d.,%+-]*\S*", a.strip()) else []
+    else:
+        wanted = quantities(repr(a))
+    found = quantities(answer) if wanted else []
+    return any(same_quantity(w, q) or same_quantity(q, w) for w in wanted for q in found)
+
+
+def answer_matches(
+    answer: str,
+    accept: Iterable[str | float],
+    accept_all: Iterable[str] = (),
+    accept_min: int = 1,
+) -> bool:
+    """The answer contains every `accept_all` string and at least `accept_min` of `accept`
+    (strings normalised; numbers equal in value and kind)."""
+    if not all(_matches_one(answer, a) for a in accept_all):
+        return False
+    options = list(accept)
+    if not options:
+        return True
+    return sum(_matches_one(answer, a) for a in options) >= min(accept_min, len(options))
 
 
 def _qasper_tokens(text: str) -> list[str]:
@@ -134,6 +154,7 @@ def _share(items: Sequence[bool | None]) -> float | None:
 def score_case(case: Case, out: dict[str, Any]) -> dict[str, Any]:
     """Every per-case metric (None where it does not apply)."""
     refused = is_refusal(out["status"])
+    error = out["status"] == ERROR
     answer = out.get("answer", "")
     cites: list[dict[str, Any]] = out.get("citations", [])
     blocks = list({c["id"]: c for c in cites}.values())
@@ -143,10 +164,15 @@ def score_case(case: Case, out: dict[str, Any]) -> dict[str, Any]:
     factual = [s for s in out.get("sentences", []) if s.get("factual", True)]
     scores: dict[str, Any] = {
         "refused": refused,
-        "answer_f1": answer_f1(case, answer, refused),
+        "error": error,
+        "answer_f1": 0.0 if error else answer_f1(case, answer, refused),
         "answer_match": None
-        if case.unanswerable or not case.accept
-        else (not refused and answer_matches(answer, case.accept)),
+        if case.unanswerable or not (case.accept or case.accept_all)
+        else (
+            not refused
+            and not error
+            and answer_matches(answer, case.accept, case.accept_all, case.accept_min)
+        ),
         "citations": len(cites),
         "citation_precision": _share([c.get("det_supported") for c in cites]),
         "citation_precision_judge": _share([c.get("judge_supported") for c in cites]),
@@ -161,6 +187,7 @@ def score_case(case: Case, out: dict[str, Any]) -> dict[str, Any]:
         "pipeline_supported": _share([c.get("verdict") == "supported" for c in cites]),
         "fabricated_output": sum(1 for c in cites if c.get("fabricated")),
         "fabricated_trace": int(out.get("fabricated_trace", 0)),
+        "recited_trace": int(out.get("recited_trace", 0)),
         "checked_citations": int(out.get("checked_citations", 0)),
         "latency_s": float(out.get("latency_s", 0.0)),
         "tokens": int(out.get("tokens", 0)),
@@ -184,9 +211,14 @@ def _refused_evidence(case: Case) -> dict[str, float | None]:
 
 
 def _correct(case: Case, s: dict[str, Any]) -> bool:
-    """Correct = right refusal, or an answer that matches an accept string or has F1 ≥ 0.5."""
+    """Correct = right refusal, or an answer that matches an accept string or has F1 ≥ 0.5;
+    with `accept_all` strings, only a match (all of them) counts. An error is never correct."""
+    if s.get("error"):
+        return False
     if case.unanswerable or s["refused"]:
         return bool(case.unanswerable and s["refused"])
+    if case.accept_all:
+        return bool(s["answer_match"])
     return bool(s["answer_match"]) or s["answer_f1"] >= 0.5
 
 
@@ -213,6 +245,7 @@ def aggregate(cases: Sequence[Case], scores: Sequence[dict[str, Any]]) -> dict[s
     false_ref = sum(r and not u for r, u in zip(refused, unans, strict=True))
     checked = sum(s["checked_citations"] for s in scores)
     cites = sum(s["citations"] for s in scores)
+    errors = sum(bool(s.get("error")) for s in scores)
     lat = [s["latency_s"] for s in scores]
     return {
         "n": n,
@@ -231,12 +264,20 @@ def aggregate(cases: Sequence[Case], scores: Sequence[dict[str, Any]]) -> dict[s
         "citation_precision_judge": _mean(s["citation_precision_judge"] for s in scores),
         "citation_recall_judge": _mean(s["citation_recall_judge"] for s in scores),
         "pipeline_supported": _mean(s["pipeline_supported"] for s in scores),
-        "fabricated_ids": round(sum(s["fabricated_output"] for s in scores) / cites, 4)
-        if cites
-        else 0.0,
-        "fabricated_ids_trace": round(sum(s["fabricated_trace"] for s in scores) / checked, 4)
+        # what the model cited without being shown it, per citation checked (from the trace)
+        "fabricated_ids": round(sum(s["fabricated_trace"] for s in scores) / checked, 4)
         if checked
         else 0.0,
+        "fabricated_ids_count": sum(s["fabricated_trace"] for s in scores),
+        # such ids that reached the output: must be 0
+        "fabricated_in_output": sum(s["fabricated_output"] for s in scores),
+        "recited": sum(s.get("recited_trace", 0) for s in scores),
+        "recited_rate": round(sum(s.get("recited_trace", 0) for s in scores) / checked, 4)
+        if checked
+        else 0.0,
+        "output_citations": cites,
+        "errors": errors,
+        "error_rate": round(errors / n, 4) if n else None,
         "unanswerable": n_un,
         "refusals": n_ref,
         "refusal_precision": round(right_ref / n_ref, 4) if n_ref else None,

@@ -1,6 +1,8 @@
 """Reports of a stored run: the JSON summary, rich tables for the terminal, and an HTML page.
 
 The HTML page is self-contained: its plots are inline SVG drawn here (no plotting library).
+Every judged figure names the model that judged it, says so when that is the composer's own
+model, and stands beside the deterministic figure it corresponds to.
 """
 
 from __future__ import annotations
@@ -18,12 +20,17 @@ from footnote.eval.runs import EvalRun
 HEADLINE = (
     "answer_match",
     "answer_f1",
+    "correct",
     "evidence_recall",
     "evidence_f1",
     "citation_precision",
     "citation_precision_judge",
     "citation_recall",
+    "citation_recall_judge",
     "fabricated_ids",
+    "fabricated_in_output",
+    "recited",
+    "errors",
     "refusal_precision",
     "refusal_recall",
     "false_refusal_rate",
@@ -31,6 +38,42 @@ HEADLINE = (
     "tokens_per_case",
     "model_calls_per_case",
 )
+JUDGED = {
+    "citation_precision_judge": "citation_precision",
+    "citation_recall_judge": "citation_recall",
+}
+"""Judged figures and the deterministic figure each is shown beside."""
+
+
+def judge_info(bindings: dict[str, Any]) -> dict[str, Any]:
+    """Which model judged, and whether it is the model that composed the answers."""
+    judge, composer = bindings.get("judge"), bindings.get("compose")
+    return {
+        "model": judge,
+        "composer": composer,
+        "same_as_composer": judge is not None and judge == composer,
+    }
+
+
+def judge_note(info: dict[str, Any]) -> str:
+    """The note printed beside every judged figure."""
+    if not info.get("model"):
+        return "no judge bound"
+    same = " — the SAME model as the composer" if info.get("same_as_composer") else ""
+    return f"judged by {info['model']}{same}"
+
+
+def headline_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """(metric, value) rows of the headline; a judged value carries the judge note and the
+    deterministic value beside it."""
+    m, note = report["metrics"], judge_note(report.get("judge") or {})
+    rows = []
+    for k in HEADLINE:
+        value = _fmt(m.get(k))
+        if k in JUDGED:
+            value = f"{value}  (checks: {_fmt(m.get(JUDGED[k]))}; {note})"
+        rows.append((k, value))
+    return rows
 
 
 def build_report(run: EvalRun, buckets: int = 5) -> dict[str, Any]:
@@ -43,6 +86,7 @@ def build_report(run: EvalRun, buckets: int = 5) -> dict[str, Any]:
         "mode": run.meta.get("mode"),
         "git": run.meta.get("git"),
         "bindings": run.meta.get("bindings", {}),
+        "judge": judge_info(run.meta.get("bindings", {})),
         "cases": len(cases),
         "planned": len(run.meta.get("case_ids", [])),
         "metrics": aggregate(cases, scores),
@@ -67,9 +111,10 @@ def terminal_tables(report: dict[str, Any]) -> list[Table]:
     head = Table(title=f"eval {report['run_id']}  ({report['cases']} cases, mode {report['mode']})")
     head.add_column("metric")
     head.add_column("value", justify="right")
-    for k in HEADLINE:
-        head.add_row(k, _fmt(m.get(k)))
+    for k, value in headline_rows(report):
+        head.add_row(k, value)
     head.add_row("refusals / unanswerable", f"{m['refusals']} / {m['unanswerable']}")
+    head.add_row("errors (never refusals)", f"{m.get('errors', 0)} of {m['n']}")
     by = Table(title="by question type")
     short = {"n": "n", "answer_f1": "F1", "answer_match": "match", "evidence_recall": "ev.rec",
              "citation_precision": "cit.prec", "refusal_recall": "ref.rec",
@@ -214,7 +259,6 @@ def _table(rows: dict[str, dict[str, Any]], cols: tuple[str, ...]) -> str:
 
 def render_html(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
     """The report as one self-contained HTML page."""
-    m = report["metrics"]
     cols = (
         "n",
         "answer_f1",
@@ -237,7 +281,7 @@ def render_html(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
 <title>footnote eval {html.escape(report["run_id"])}</title><style>{_CSS}</style></head><body>
 <h1>footnote eval</h1><p>run <code>{html.escape(report["run_id"])}</code> · dataset {html.escape(str(report["dataset"]))}
 · mode {html.escape(str(report["mode"]))} · {report["cases"]} cases · git {html.escape(str(report["git"]))}</p>
-{_table({k: {"value": m.get(k)} for k in HEADLINE}, ("value",))}
+<table>{"".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in headline_rows(report))}</table>
 <div>{bars_svg(by_type, "answer token F1 by question type")}{calibration_svg(report["calibration"])}
 {latency_svg(report["latencies"])}</div>
 <h2>By question type and language</h2>{_table({**report["by_type"], **{"lang:" + k: v for k, v in report["by_lang"].items()}}, cols)}

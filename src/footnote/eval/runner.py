@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,11 +14,11 @@ from footnote.eval.cases import Case, case_to_dict, select
 from footnote.eval.loaders import Dataset
 from footnote.eval.metrics import score_case
 from footnote.eval.runs import EvalRun, create_run, git_revision, new_run_id, open_run
-from footnote.events import Error, Final, Retrieval
-from footnote.store.codec import answer_to_dict
-from footnote.store.runs import RunStore
+from footnote.events import Error, Final
+from footnote.serialize import answer_to_dict
 from footnote.types import Answer
 from footnote.verify import Evidence, EvidenceSet, check_citation
+from footnote.verify.checks import is_yes_no, yes_no_claim
 
 if TYPE_CHECKING:
     from footnote.models import RoleModel
@@ -39,6 +39,8 @@ class RunOptions:
     langs: tuple[str, ...] = ()
     parallel: int = 1
     judge_citations: bool = True
+    timeout_s: float | None = 900.0
+    """A case running longer is stopped and counted as an error (None: no limit)."""
 
 
 def start_run(
@@ -95,19 +97,22 @@ async def run_cases(
     """Ask every case (at most `opts.parallel` at once), storing each as soon as it finishes."""
     sources = ingest_papers(ws, dataset, cases)
     judge = _judge_model(ws) if opts.judge_citations else None
-    gate = asyncio.Semaphore(max(1, opts.parallel))
+    slots = asyncio.Semaphore(max(1, opts.parallel))
     done = len(run.records)
     total = done + len(cases)
 
     async def one(case: Case) -> None:
         nonlocal done
-        async with gate:
+        async with slots:
             source = sources.get(str(dataset.paper_path(case)))
             if source is None:
                 output: dict[str, Any] = _error_output(f"paper {case.paper} could not be ingested")
             else:
-                output = await ask_case(
-                    ws, case, source, run.meta["mode"], judge, exclusive=opts.parallel == 1
+                output = await _guarded(
+                    ask_case(
+                        ws, case, source, run.meta["mode"], judge, exclusive=opts.parallel == 1
+                    ),
+                    opts.timeout_s,
                 )
             run.add(
                 {"case": case_to_dict(case), "output": output, "scores": score_case(case, output)}
@@ -129,8 +134,31 @@ def _judge_model(ws: Workspace) -> RoleModel | None:
         return None
 
 
-def _error_output(message: str) -> dict[str, Any]:
-    return {"status": "error", "answer": "", "error": message, "citations": [], "sentences": []}
+def _error_output(message: str, latency_s: float = 0.0) -> dict[str, Any]:
+    return {
+        "status": "error",
+        "answer": "",
+        "error": message,
+        "errors": [message],
+        "citations": [],
+        "sentences": [],
+        "latency_s": round(latency_s, 3),
+    }
+
+
+async def _guarded(
+    work: Coroutine[Any, Any, dict[str, Any]], timeout_s: float | None
+) -> dict[str, Any]:
+    """One case's output; a crash or a timeout becomes an `error` output (never a refusal)."""
+    t0 = time.perf_counter()
+    try:
+        return await asyncio.wait_for(work, timeout_s)
+    except TimeoutError:
+        return _error_output(
+            f"timeout: the case ran past {timeout_s:g} s", time.perf_counter() - t0
+        )
+    except Exception as exc:  # one failing case is recorded; the run goes on
+        return _error_output(f"crash: {type(exc).__name__}: {exc}", time.perf_counter() - t0)
 
 
 async def ask_case(
@@ -148,20 +176,19 @@ async def ask_case(
     events = ws.ask(case.question, sources=[source_id], mode=mode)
     run_id = ws.last_run_id or ""
     answer: Answer | None = None
-    shown: set[str] = set()
     errors: list[str] = []
     async for event in events:
-        if isinstance(event, Retrieval):
-            shown |= {h["id"] for h in event.hits}
-        elif isinstance(event, Error):
+        if isinstance(event, Error):
             errors.append(f"{event.code}: {event.message}")
         elif isinstance(event, Final):
             answer = event.answer
     latency = time.perf_counter() - t0
     if answer is None:
-        return _error_output("; ".join(errors) or "the pipeline ended without an answer")
-    spans = RunStore(ws.store).spans(run_id)
+        return _error_output("; ".join(errors) or "the pipeline ended without an answer", latency)
+    spans = ws.runs.spans(run_id)
     checks = [s for s in spans if s.kind == "check"]
+    # "shown" is what the composing model was shown (not everything retrieved)
+    shown = {i for s in spans if s.kind == "evidence" and s.name == "shown" for i in s.data["ids"]}
     public = answer_to_dict(answer, run_id=run_id)
     # judge calls are not tagged with the run id in the ledger, so (with one case at a time)
     # count every call made while this case ran; the extra evaluation judgments come after
@@ -171,8 +198,10 @@ async def ask_case(
     citations = await asyncio.to_thread(_judge_citations, ws, answer, shown, judge)
     return {
         "run_id": run_id,
-        "status": answer.status,
-        "answer": answer.text,
+        # a model error or a failed stage ends in a refusal-looking answer: it is an error
+        "status": "error" if errors else answer.status,
+        "answer": answer.plain_text,
+        "answer_shown": answer.text,
         "reason": answer.reason,
         "support_score": answer.support_score,
         "sentences": [
@@ -187,8 +216,9 @@ async def ask_case(
         "citations": citations,
         "evidence_board": public["evidence_board"],
         "nearest": public["nearest"],
-        "retrieved": sorted(shown),
+        "shown": sorted(shown),
         "fabricated_trace": sum(1 for s in checks if s.data.get("fabricated")),
+        "recited_trace": sum(1 for s in checks if s.data.get("recited_from")),
         "checked_citations": len(checks),
         "model_calls": len(calls) if exclusive else sum(1 for s in spans if s.kind == "model"),
         "judge_calls": sum(1 for s in spans if s.kind == "model" and s.name == "judge"),
@@ -227,13 +257,19 @@ def _judge_citations(
                 text = block.table.as_text() if block.table is not None else block.text
                 row["text"] = text
                 det = check_citation(
-                    s.text, c.evidence_id, EvidenceSet([Evidence(base, text, block)])
+                    s.text,
+                    c.evidence_id,
+                    EvidenceSet([Evidence(base, text, block)]),
+                    question=answer.question,
                 )
                 row["det_supported"] = det.verdict == "supported"
                 if judge is not None:
                     labels = _labels(ws, block.source_id)
                     try:
-                        p = judge_support(judge, s.text, text, labels=labels)
+                        claim = (
+                            yes_no_claim(answer.question, s.text) if is_yes_no(s.text) else s.text
+                        )
+                        p = judge_support(judge, claim, text, labels=labels)
                     except FootnoteError as exc:
                         row["judge_error"] = str(exc)
                     else:

@@ -69,17 +69,31 @@ class EvalRun:
         return {r["case"]["id"] for r in self.records}
 
     def add(self, record: dict[str, Any]) -> None:
-        """Append one finished case (flushed at once, so a crash loses at most this one)."""
+        """Append one finished case (flushed at once, so a crash loses at most this one; a
+        line a crash left half-written is ended first, so this one stays whole)."""
         with self._lock:
             self.records.append(record)
-            with (self.dir / CASES_FILE).open("a", encoding="utf-8") as f:
-                f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            path = self.dir / CASES_FILE
+            torn = path.is_file() and _ends_torn(path)
+            with path.open("a", encoding="utf-8") as f:
+                line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+                f.write("\n" + line if torn else line)
 
     def save_meta(self) -> None:
         """Rewrite `run.json`."""
         (self.dir / RUN_FILE).write_text(
             json.dumps(self.meta, ensure_ascii=False, indent=2, default=str), encoding="utf-8"
         )
+
+
+def _ends_torn(path: Path) -> bool:
+    """Whether the file's last line has no newline (a write cut short)."""
+    with path.open("rb") as f:
+        f.seek(0, 2)
+        if f.tell() == 0:
+            return False
+        f.seek(-1, 2)
+        return f.read(1) != b"\n"
 
 
 def runs_dir(workspace: Path) -> Path:

@@ -7,7 +7,7 @@ usearch HNSW above a threshold), fused with weighted RRF, MMR-deduplicated, with
 """
 
 from footnote.index.base import IndexStats, LexicalBackend, Reranker, VectorBackend
-from footnote.index.filters import SearchFilters
+from footnote.index.filters import SearchFilters, SearchFn
 from footnote.index.indexer import Indexer
 from footnote.index.search import Searcher
 
@@ -17,6 +17,7 @@ __all__ = [
     "LexicalBackend",
     "Reranker",
     "SearchFilters",
+    "SearchFn",
     "Searcher",
     "VectorBackend",
 ]

@@ -95,6 +95,10 @@ class VectorBackend(Protocol):
         """Delete vectors of every other embedding model; return how many."""
         ...
 
+    def unindexed(self, source_id: str) -> int:
+        """Blocks of the source without a lexical row or a vector of this model."""
+        ...
+
     def sync(self) -> None:
         """Bring any derived index (HNSW file) up to date with the stored vectors."""
         ...

@@ -24,6 +24,7 @@ import json
 import math
 import os
 import shutil
+import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -45,9 +46,10 @@ from footnote.index.postings import (
     fts_averages,
     read_rows,
     varints,
+    word_splitter,
 )
 from footnote.index.scope import Clause
-from footnote.store import SqliteStore
+from footnote.store.sqlite import SqliteStore
 
 K1, B = 1.2, 0.75
 FORMAT = 1
@@ -94,6 +96,7 @@ class Bm25Index:
         self.folder = folder
         self._state: _State | None = None
         self._lock = threading.Lock()
+        self._refreshing = threading.Lock()
 
     # -- keeping current ----------------------------------------------------------------
     def generations(self) -> tuple[int, ...]:
@@ -107,37 +110,69 @@ class Bm25Index:
         return tuple(int(got.get(g, 0)) for g in GENERATIONS)
 
     def refresh(self, *, save: bool = False) -> None:
-        """Bring the index up to date with `blocks_fts` (and write it when `save`)."""
+        """Bring the index up to date with `blocks_fts` (and write it when `save`).
+
+        A full rebuild reads a snapshot of `blocks_fts` on a private read-only connection,
+        holding neither the store's lock nor the one searches take: readers keep using the
+        previous state (and the store) meanwhile, and the new state is swapped in whole. Only
+        the small incremental steps run under the locks; files are written after them."""
         gens = self.generations()
         st = self._state
         if st is not None and st.gens == gens and not save:
             return
-        with self._lock, self.store.lock:
+        with self._refreshing:
             st = self._state
             if st is None:
-                st = self._load()
-            if st is None or st.gens[2] != gens[2]:
-                st = self._build(gens)
-            elif st.gens != gens:
-                if st.gens[0] != gens[0]:
-                    st = self._update_rows(st)
-                if st.gens[1] != gens[1]:
-                    st = self._update_scope(st)
-                st = replace(st, gens=gens)
+                with self._lock, self.store.lock:
+                    st = self._load()
+            if st is None or st.gens[2] != self.generations()[2]:
+                st = self._snapshot_build()
+            for _ in range(3):
+                gens = self.generations()
+                if st.gens == gens:
+                    break
+                with self._lock, self.store.lock:
+                    if st.gens[0] != gens[0]:
+                        st = self._update_rows(st)
+                    if st.gens[1] != gens[1]:
+                        st = self._update_scope(st)
+                    st = replace(st, gens=gens)
                 dead = int((~st.alive).sum())
                 if len(st.keys) - st.base_rows > max(10_000, st.base_rows // 10) or (
                     dead > max(1_000, len(st.keys) // 10)
                 ):
-                    st = self._build(gens)
-            self._state = self._finish(st)
-            if save and not self._saved(gens):
+                    st = self._snapshot_build()
+                    continue
+                break
+            with self._lock, self.store.lock:
+                self._state = st = self._finish(st)
+            if save and not self._saved(st.gens):
                 self._save(st)
 
-    def _build(self, gens: tuple[int, ...]) -> _State:
-        """Read every row of `blocks_fts` into one base segment."""
-        vocab = Vocabulary(self.store.conn)
-        seq = self._scope_log()[1]
-        batches = list(read_rows(self.store.conn, vocab, None, 0))
+    def _snapshot_build(self) -> _State:
+        """A full build from one read snapshot on a private connection (see `refresh`)."""
+        with self.store.lock:
+            word_splitter(self.store.conn)  # computed once per process, on the store's connection
+        conn = sqlite3.connect(f"file:{self.store.path}?mode=ro", uri=True, check_same_thread=False)
+        try:
+            conn.execute("BEGIN")
+            marks = ",".join("?" * len(GENERATIONS))
+            got = dict(conn.execute(
+                f"SELECT name, gen FROM index_generation WHERE name IN ({marks})", GENERATIONS
+            ).fetchall())  # fmt: skip
+            st = self._build(tuple(int(got.get(g, 0)) for g in GENERATIONS), conn)
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        st.vocab.conn = self.store.conn  # searches tokenize on the store's connection
+        return st
+
+    def _build(self, gens: tuple[int, ...], conn: sqlite3.Connection) -> _State:
+        """Read every row of `blocks_fts` (on `conn`) into one base segment."""
+        vocab = Vocabulary(conn)
+        seq = int(conn.execute(
+            "SELECT coalesce(max(seq), 0) FROM index_scope_changes").fetchone()[0])  # fmt: skip
+        batches = list(read_rows(conn, vocab, None, 0))
         keys, doclen, page, coo, scope_tokens = _concat(batches)
         scope = _scope_coo({}, scope_tokens, 0)
         st = _State(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from footnote.types import Hit
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,10 @@ class SearchFilters:
     def block_level(self) -> bool:
         """True when a filter looks at blocks, not only at their sources."""
         return bool(self.section_prefix or self.kinds or self.pages is not None)
+
+
+SearchFn = Callable[[str, int, SearchFilters], list[Hit]]
+"""`search(query, k, filters)`: the hits of a search (the workspace's searcher, or a stand-in)."""
 
 
 def _marks(n: int) -> str:

@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
 from footnote.config import RetrievalSettings
-from footnote.errors import NotFound
+from footnote.errors import NotFound, UsageError
 from footnote.index.base import IndexStats, LexicalBackend, Progress, VectorBackend
 from footnote.index.lexical import SqliteLexical
-from footnote.index.tokens import content_hash, embed_text
+from footnote.index.lexical_text import content_hash, embed_text
 from footnote.index.vectors import SqliteVectors
-from footnote.models.base import Embedder
-from footnote.store import SqliteStore
+from footnote.models.base import LabelledEmbedder
+from footnote.store.base import DocumentStore
+from footnote.store.sqlite import SqliteStore
+
+log = logging.getLogger(__name__)
 
 
 def embedded_backends(
-    store: SqliteStore, embedder: Embedder, settings: RetrievalSettings, index_dir: Path
+    store: DocumentStore, embedder: LabelledEmbedder, settings: RetrievalSettings, index_dir: Path
 ) -> tuple[SqliteLexical, SqliteVectors]:
     """The embedded default backends: FTS5 (+ the in-memory bm25 index above its threshold)
-    and SQLite vectors (+ the HNSW file above its threshold), derived files in `index_dir`."""
+    and SQLite vectors (+ the HNSW file above its threshold), derived files in `index_dir`.
+    Any other store must come with its own backends (the composition root passes them)."""
+    if not isinstance(store, SqliteStore):
+        raise UsageError(f"{type(store).__name__} needs its own search backends")
     lexical = SqliteLexical(
         store, memory_threshold=settings.lexical_memory_threshold, index_dir=index_dir
     )
@@ -31,8 +38,8 @@ class Indexer:
 
     def __init__(
         self,
-        store: SqliteStore,
-        embedder: Embedder,
+        store: DocumentStore,
+        embedder: LabelledEmbedder,
         settings: RetrievalSettings,
         index_dir: Path,
         *,
@@ -40,17 +47,20 @@ class Indexer:
         vectors: VectorBackend | None = None,
     ) -> None:
         self.store, self.embedder, self.settings = store, embedder, settings
-        own_lexical, own_vectors = embedded_backends(store, embedder, settings, index_dir)
-        self.lexical = lexical or own_lexical  # both cheap to construct: no I/O until used
-        self.vectors = vectors or own_vectors
+        if lexical is None or vectors is None:
+            own_lexical, own_vectors = embedded_backends(store, embedder, settings, index_dir)
+            lexical, vectors = lexical or own_lexical, vectors or own_vectors
+        self.lexical, self.vectors = lexical, vectors
 
     def index_source(self, source_id: str, progress: Progress | None = None) -> IndexStats:
         """Index a stored source. Blocks whose (model, content hash) has a vector are skipped
         (or get the stored vector copied); the rest are embedded in `embed_batch` batches,
         each committed, so an interrupted run resumes where it stopped."""
         t0 = time.perf_counter()
-        if self.store.get_source(source_id) is None:
+        record = self.store.get_source(source_id)
+        if record is None:
             raise NotFound(f"no source {source_id!r} in the store")
+        labels = record.source.labels
         blocks = list(self.store.iter_blocks(source_id))
         keys, added = self.lexical.add(blocks)
         texts = {keys[b.id]: embed_text(b) for b in blocks if b.id in keys}
@@ -66,13 +76,12 @@ class Indexer:
         batch = self.settings.embed_batch
         for i in range(0, len(items), batch):
             chunk = items[i : i + batch]
-            vecs = self.embedder.embed_passages([texts[k] for k, _ in chunk])
+            vecs = self.embedder.embed_passages([texts[k] for k, _ in chunk], labels=labels)
             self.vectors.put([k for k, _ in chunk], [h for _, h in chunk], vecs)
             done += len(chunk)
             if progress:
                 progress(done, total)
-        self.vectors.sync()
-        self.lexical.sync()
+        self.sync_derived()
         return IndexStats(
             source_id=source_id,
             blocks=len(blocks),
@@ -83,11 +92,24 @@ class Indexer:
             seconds=time.perf_counter() - t0,
         )
 
+    def is_indexed(self, source_id: str) -> bool:
+        """Whether every block of the source has its lexical row and a vector of this model."""
+        return self.vectors.unindexed(source_id) == 0
+
+    def sync_derived(self) -> None:
+        """Bring the derived files (HNSW, bm25 postings) up to date. They are rebuilt from the
+        store whenever missing or stale, so failing to write one (disk full) is logged, never
+        fatal: the store, the source of truth, is already committed."""
+        for name, sync in (("vector", self.vectors.sync), ("lexical", self.lexical.sync)):
+            try:
+                sync()
+            except OSError as exc:
+                log.warning("%s index file not written (%s); it is rebuilt next time", name, exc)
+
     def remove_source(self, source_id: str) -> None:
         """Drop a source's index entries (also safe after `store.delete_source`)."""
         self.lexical.remove_source(source_id)
-        self.vectors.sync()
-        self.lexical.sync()
+        self.sync_derived()
 
     def reindex_all(
         self, progress: Progress | None = None, *, lexical: bool = True

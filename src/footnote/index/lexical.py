@@ -27,10 +27,10 @@ from pathlib import Path
 
 from footnote.index.bm25 import Bm25Index
 from footnote.index.filters import SearchFilters
+from footnote.index.lexical_text import fts_columns, fts_match, mark_cjk, match_terms, query_terms
 from footnote.index.postings import TOKENIZE, fts_averages, tokenize_words
 from footnote.index.scope import BM25_WEIGHTS, TEXT_COLUMNS, plan, prune_terms, scope_clauses
-from footnote.index.tokens import fts_columns, fts_match, mark_cjk, match_terms, query_terms
-from footnote.store import SqliteStore
+from footnote.store.sqlite import SqliteStore, rollback
 from footnote.types import Block
 
 HL = ("«", "»")
@@ -93,7 +93,7 @@ class SqliteLexical:
                         conn.execute(_INSERT, (section, body, cjk, cur.lastrowid))
                     conn.execute("COMMIT")
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    rollback(conn)
                     raise
                 known = self._keys(ids)
         return known, len(todo)
@@ -115,7 +115,7 @@ class SqliteLexical:
                 )
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
 
     def _keys(self, block_ids: Sequence[str]) -> dict[str, int]:

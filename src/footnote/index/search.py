@@ -12,8 +12,8 @@ from footnote.index.base import LexicalBackend, Reranker, VectorBackend
 from footnote.index.filters import SearchFilters
 from footnote.index.fusion import Fused, linear, mmr, rrf
 from footnote.index.indexer import embedded_backends
-from footnote.models.base import Embedder
-from footnote.store import SqliteStore
+from footnote.models.base import LabelledEmbedder
+from footnote.store.base import DocumentStore
 from footnote.types import Hit
 
 METHODS = ("lexical", "vector")
@@ -26,8 +26,8 @@ class Searcher:
 
     def __init__(
         self,
-        store: SqliteStore,
-        embedder: Embedder,
+        store: DocumentStore,
+        embedder: LabelledEmbedder,
         settings: RetrievalSettings,
         index_dir: Path,
         *,
@@ -37,9 +37,10 @@ class Searcher:
     ) -> None:
         self.store, self.embedder, self.settings = store, embedder, settings
         self.reranker = reranker
-        own_lexical, own_vectors = embedded_backends(store, embedder, settings, index_dir)
-        self.lexical = lexical or own_lexical  # both cheap to construct: no I/O until used
-        self.vectors = vectors or own_vectors
+        if lexical is None or vectors is None:
+            own_lexical, own_vectors = embedded_backends(store, embedder, settings, index_dir)
+            lexical, vectors = lexical or own_lexical, vectors or own_vectors
+        self.lexical, self.vectors = lexical, vectors
 
     def search(
         self,
@@ -61,7 +62,8 @@ class Searcher:
         lexical = _LEGS.submit(self.lexical.search, query, n, f) if "lexical" in methods else None
         vector = None
         if "vector" in methods and query.strip():
-            vector = self.vectors.search(self.embedder.embed_query(query), n, f)
+            labels = self.query_labels(f)
+            vector = self.vectors.search(self.embedder.embed_query(query, labels=labels), n, f)
         rankings: dict[str, list[tuple[int, float]]] = {}
         if lexical is not None:
             rankings["lexical"] = lexical.result()
@@ -81,6 +83,16 @@ class Searcher:
             hits = self.reranker(query, hits)
         hits = hits[:k]
         return self._expand(hits) if expand else hits
+
+    def query_labels(self, f: SearchFilters) -> tuple[str, ...]:
+        """The labels a query carries to the embedder: those the filters require and those of
+        the sources it is confined to (a question about a `no-external-model` paper may quote
+        it)."""
+        labels = dict.fromkeys(f.labels)
+        for source_id in f.source_ids:
+            record = self.store.get_source(source_id)
+            labels.update(dict.fromkeys(record.source.labels if record else ()))
+        return tuple(labels)
 
     @property
     def _reranking(self) -> bool:
@@ -108,42 +120,21 @@ class Searcher:
         return out
 
     def _expand(self, hits: list[Hit]) -> list[Hit]:
-        """Attach each hit's section heading and `neighbours` adjacent blocks (two queries)."""
+        """Attach each hit's section heading and `neighbours` adjacent blocks (the store's
+        `context_ids`: two queries for all hits)."""
         if not hits:
             return hits
-        r = self.settings.neighbours
-        conds = " OR ".join(["(source_id = ? AND ord BETWEEN ? AND ?)"] * len(hits))
-        heads = " UNION ALL ".join(
-            [
-                "SELECT ?, (SELECT id FROM blocks WHERE source_id = ? AND ord < ? "
-                "AND kind = 'heading' ORDER BY ord DESC LIMIT 1)"
-            ]
-            * len(hits)
-        )
-        near_params: list[object] = []
-        head_params: list[object] = []
-        for h in hits:
-            b = h.block
-            near_params += [b.source_id, b.order - r, b.order + r]
-            head_params += [b.id, b.source_id, b.order]
-        with self.store.lock:
-            near = self.store.conn.execute(
-                f"SELECT id, source_id, ord FROM blocks WHERE {conds}", near_params
-            ).fetchall()
-            head_of = dict(self.store.conn.execute(heads, head_params).fetchall())
-        wanted = {row[0] for row in near} | {v for v in head_of.values() if v}
-        blocks = self.store.get_blocks(sorted(wanted))
+        context = self.store.context_ids([h.block for h in hits], self.settings.neighbours)
+        blocks = self.store.get_blocks(sorted({i for ids in context.values() for i in ids}))
         out = []
         for h in hits:
-            b = h.block
-            ids = {i for i, sid, o in near if sid == b.source_id and abs(o - b.order) <= r}
-            if b.kind != "heading" and head_of.get(b.id):
-                ids.add(head_of[b.id])
-            ids.discard(b.id)
-            ctx = sorted((blocks[i] for i in ids if i in blocks), key=lambda x: x.order)
+            ctx = sorted(
+                (blocks[i] for i in context.get(h.block.id, []) if i in blocks),
+                key=lambda x: x.order,
+            )
             out.append(
                 Hit(
-                    b,
+                    h.block,
                     h.score,
                     scores=h.scores,
                     ranks=h.ranks,

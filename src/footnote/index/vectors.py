@@ -14,7 +14,10 @@ So a restricted vector can never take a slot, and k allowed hits come back when 
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +28,38 @@ from footnote.config import RetrievalSettings
 from footnote.index.ann import AnnFile
 from footnote.index.base import Matrix
 from footnote.index.filters import SearchFilters, block_where, source_where
-from footnote.store import SqliteStore
+from footnote.store.sqlite import SqliteStore, rollback
 from footnote.types import BLOCK_KINDS
 
 Mask = npt.NDArray[np.bool_]
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """One generation of the in-memory vectors: what a search reads, never modified."""
+
+    gen: int
+    keys: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+    src: npt.NDArray[np.int32]
+    kind: npt.NDArray[np.int8]
+    page: npt.NDArray[np.int32]
+    sources: dict[str, int]
+    use_ann: bool = False
+    masks: dict[object, Mask | None] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
+
+    @classmethod
+    def empty(cls, dim: int) -> _Snapshot:
+        return cls(-1, np.zeros(0, np.int64), np.zeros((0, dim), np.float32),
+                   np.zeros(0, np.int32), np.zeros(0, np.int8), np.zeros(0, np.int32), {})  # fmt: skip
+
+    def take(self, rows: npt.NDArray[np.intp]) -> _Snapshot:
+        """A snapshot of these rows (copies; the masks start empty)."""
+        return replace(self, keys=self.keys[rows], matrix=self.matrix[rows], src=self.src[rows],
+                       kind=self.kind[rows], page=self.page[rows], masks={},
+                       lock=threading.Lock())  # fmt: skip
 
 
 class SqliteVectors:
@@ -39,15 +70,22 @@ class SqliteVectors:
     ) -> None:
         self.store, self.model, self.dim, self.settings = store, model, dim, settings
         self.ann = AnnFile(index_dir, model, dim, settings)
-        self._gen = -1
-        self.keys = np.zeros(0, np.int64)
-        self.matrix = np.zeros((0, dim), np.float32)
-        self._src = np.zeros(0, np.int32)
-        self._kind = np.zeros(0, np.int8)
-        self._page = np.zeros(0, np.int32)
-        self._sources: dict[str, int] = {}
-        self._use_ann = False
-        self._masks: dict[object, Mask | None] = {}
+        self._snap = _Snapshot.empty(dim)
+        self._refreshing = threading.Lock()
+
+    @property
+    def keys(self) -> npt.NDArray[np.int64]:
+        """Keys of the current snapshot, ascending."""
+        return self._snap.keys
+
+    @property
+    def matrix(self) -> npt.NDArray[np.float32]:
+        """Vectors of the current snapshot, one row per key."""
+        return self._snap.matrix
+
+    @property
+    def _use_ann(self) -> bool:
+        return self._snap.use_ann
 
     # -- writing ------------------------------------------------------------------------
     def missing(self, items: dict[int, str]) -> dict[int, str]:
@@ -96,7 +134,7 @@ class SqliteVectors:
                 )
                 self.store.conn.execute("COMMIT")
             except BaseException:
-                self.store.conn.execute("ROLLBACK")
+                rollback(self.store.conn)
                 raise
 
     def purge_other_models(self) -> int:
@@ -116,46 +154,58 @@ class SqliteVectors:
             ).fetchone()
         return int(row[0])
 
-    def refresh(self) -> None:
-        """Bring the in-memory copy (and the HNSW file) up to date when the vectors changed.
+    def refresh(self) -> _Snapshot:
+        """The snapshot searches read, brought up to date when the vectors changed.
 
-        Incremental: one scan of the model's keys (covering primary-key index) finds what was
-        added and removed; only added rows are read, removed rows are masked out."""
-        gen = self.generation()
-        if gen == self._gen:
-            return
-        with self.store.lock:
-            stored = np.fromiter(
-                (
-                    r[0]
-                    for r in self.store.conn.execute(
-                        "SELECT key FROM block_vectors WHERE model = ? ORDER BY key", (self.model,)
-                    )
-                ),
-                np.int64,
-            )
-        if len(self.keys):
-            keep = np.isin(self.keys, stored, assume_unique=True)
-            if not keep.all():
-                self._take(np.flatnonzero(keep))
-        new = stored[~np.isin(stored, self.keys, assume_unique=True)]
-        if len(new):
-            self._append(new if len(new) < len(stored) // 2 else None)
-        self._use_ann = len(self.keys) > self.settings.ann_threshold
-        if self._use_ann:
-            if self.ann.generation() != gen:
-                self.ann.sync(self.keys, self.matrix, gen)
-            self.ann.open()
-        else:
-            self.ann.drop()
-        self._gen = gen
+        A snapshot is never modified: a refresh builds the next one from the previous one
+        (one scan of the model's keys finds what was added and removed; only added rows are
+        read) and swaps it in under a lock, so a search always sees keys, matrix, columns and
+        masks of one generation, and two refreshers never append the same rows twice. An HNSW
+        file that cannot be written (disk full) leaves the search exact until a later
+        refresh writes it."""
+        snap = self._snap
+        if self.generation() == snap.gen:
+            return snap
+        with self._refreshing:
+            snap = self._snap
+            gen = self.generation()
+            if gen == snap.gen:
+                return snap
+            with self.store.lock:
+                stored = np.fromiter(
+                    (
+                        r[0]
+                        for r in self.store.conn.execute(
+                            "SELECT key FROM block_vectors WHERE model = ? ORDER BY key",
+                            (self.model,),
+                        )
+                    ),
+                    np.int64,
+                )
+            nxt = snap
+            if len(snap.keys):
+                keep = np.isin(snap.keys, stored, assume_unique=True)
+                if not keep.all():
+                    nxt = nxt.take(np.flatnonzero(keep))
+            new = stored[~np.isin(stored, nxt.keys, assume_unique=True)]
+            if len(new):
+                nxt = self._append(nxt, new if len(new) < len(stored) // 2 else None)
+            use_ann = len(nxt.keys) > self.settings.ann_threshold
+            if use_ann:
+                try:
+                    if self.ann.generation() != gen:
+                        self.ann.sync(nxt.keys, nxt.matrix, gen)
+                    self.ann.open()
+                except OSError as exc:
+                    log.warning("vector index file not written (%s); searching exactly", exc)
+                    use_ann = False
+            else:
+                self.ann.drop()
+            self._snap = nxt = replace(nxt, gen=gen, use_ann=use_ann, masks={})
+            return nxt
 
-    def _take(self, rows: npt.NDArray[np.intp]) -> None:
-        self.keys, self.matrix = self.keys[rows], self.matrix[rows]
-        self._src, self._kind, self._page = self._src[rows], self._kind[rows], self._page[rows]
-
-    def _append(self, new: npt.NDArray[np.int64] | None) -> None:
-        """Read the rows of `new` keys (all keys when None) and merge them in key order."""
+    def _append(self, snap: _Snapshot, new: npt.NDArray[np.int64] | None) -> _Snapshot:
+        """`snap` with the rows of `new` keys (all keys when None) merged in key order."""
         sql = (
             "SELECT v.key, v.vector, b.source_id, b.kind, b.page FROM block_vectors v "
             "JOIN index_blocks ib ON ib.key = v.key JOIN blocks b ON b.id = ib.block_id "
@@ -166,7 +216,7 @@ class SqliteVectors:
         with self.store.lock:
             if new is None:
                 rows = self.store.conn.execute(sql + order_by, (self.model,)).fetchall()
-                self._take(np.zeros(0, np.intp))
+                snap = snap.take(np.zeros(0, np.intp))
             else:
                 for i in range(0, len(new), 500):
                     chunk = [int(k) for k in new[i : i + 500]]
@@ -175,42 +225,53 @@ class SqliteVectors:
                         [self.model, *chunk],
                     ).fetchall()
         kinds = {k: i for i, k in enumerate(BLOCK_KINDS)}
-        codes = self._sources
+        codes = dict(snap.sources)
         n = len(rows)
-        keys = np.concatenate([self.keys, np.fromiter((r[0] for r in rows), np.int64, n)])
+        keys = np.concatenate([snap.keys, np.fromiter((r[0] for r in rows), np.int64, n)])
         blob = b"".join(r[1] for r in rows)
         added = np.frombuffer(blob, np.float32).reshape(n, self.dim)
-        matrix = np.concatenate([self.matrix, added]) if len(self.keys) else added
+        matrix = np.concatenate([snap.matrix, added]) if len(snap.keys) else added
         src = np.fromiter((codes.setdefault(r[2], len(codes)) for r in rows), np.int32, n)
         kind = np.fromiter((kinds.get(r[3], -1) for r in rows), np.int8, n)
         page = np.fromiter((r[4] for r in rows), np.int32, n)
-        self.keys, self.matrix = keys, matrix
-        self._src = np.concatenate([self._src, src])
-        self._kind = np.concatenate([self._kind, kind])
-        self._page = np.concatenate([self._page, page])
+        out = replace(
+            snap,
+            keys=keys,
+            matrix=matrix,
+            src=np.concatenate([snap.src, src]),
+            kind=np.concatenate([snap.kind, kind]),
+            page=np.concatenate([snap.page, page]),
+            sources=codes,
+        )
         if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
-            self._take(np.argsort(keys, kind="stable"))
+            out = out.take(np.argsort(keys, kind="stable"))
+        return out
 
     def sync(self) -> None:
         """Refresh now (the indexer calls this so searchers find an up-to-date HNSW file)."""
         self.refresh()
 
     # -- searching ----------------------------------------------------------------------
-    def _mask(self, f: SearchFilters) -> Mask | None:
-        """Allowed rows, or None when everything is allowed; cached per filter until any index
-        generation moves (vectors added or removed, a source's ACL, labels or superseded flag
-        changed: the triggers of migrations 0002 and 0004)."""
+    def _mask(self, snap: _Snapshot, f: SearchFilters) -> Mask | None:
+        """Allowed rows of `snap`, or None when everything is allowed; cached in the snapshot
+        per filter until any index generation moves (vectors added or removed, a source's
+        ACL, labels or superseded flag changed: the triggers of migrations 0002 and 0004)."""
         with self.store.lock:
-            gens = tuple(self.store.conn.execute("SELECT name, gen FROM index_generation"))
+            gens = tuple(
+                tuple(r) for r in self.store.conn.execute("SELECT name, gen FROM index_generation")
+            )
         key = (f, gens)
-        if key in self._masks:
-            return self._masks[key]
-        if len(self._masks) >= 32:
-            self._masks.clear()
-        self._masks[key] = mask = self._compute_mask(f)
+        with snap.lock:
+            if key in snap.masks:
+                return snap.masks[key]
+        mask = self._compute_mask(snap, f)
+        with snap.lock:
+            if len(snap.masks) >= 32:
+                snap.masks.clear()
+            snap.masks[key] = mask
         return mask
 
-    def _compute_mask(self, f: SearchFilters) -> Mask | None:
+    def _compute_mask(self, snap: _Snapshot, f: SearchFilters) -> Mask | None:
         where, params = source_where(f)
         with self.store.lock:
             rows = self.store.conn.execute(
@@ -219,13 +280,13 @@ class SqliteVectors:
         ok = [sid for sid, allowed in rows if allowed]
         if not f.block_level and len(ok) == len(rows):
             return None
-        codes = [self._sources[s] for s in ok if s in self._sources]
-        mask: Mask = np.isin(self._src, np.asarray(codes, np.int32))
+        codes = [snap.sources[s] for s in ok if s in snap.sources]
+        mask: Mask = np.isin(snap.src, np.asarray(codes, np.int32))
         if f.kinds:
             codes8 = [i for i, k in enumerate(BLOCK_KINDS) if k in f.kinds]
-            mask &= np.isin(self._kind, np.asarray(codes8, np.int8))
+            mask &= np.isin(snap.kind, np.asarray(codes8, np.int8))
         if f.pages is not None:
-            mask &= (self._page >= f.pages[0]) & (self._page <= f.pages[1])
+            mask &= (snap.page >= f.pages[0]) & (snap.page <= f.pages[1])
         if f.section_prefix:
             bw, bp = block_where(SearchFilters(section_prefix=f.section_prefix))
             with self.store.lock:
@@ -237,63 +298,78 @@ class SqliteVectors:
                         bp,
                     )
                 ]
-            mask &= np.isin(self.keys, np.asarray(keys, np.int64))
+            mask &= np.isin(snap.keys, np.asarray(keys, np.int64))
         return mask
 
     def search(self, query: Matrix, n: int, filters: SearchFilters) -> list[tuple[int, float]]:
         """Top-n (key, cosine) among allowed vectors; see the module docstring."""
-        self.refresh()
-        total = len(self.keys)
+        snap = self.refresh()
+        total = len(snap.keys)
         if total == 0 or n <= 0:
             return []
         q = np.asarray(query, np.float32).reshape(-1)
-        mask = self._mask(filters)
+        mask = self._mask(snap, filters)
         allowed = total if mask is None else int(mask.sum())
         if allowed == 0:
             return []
-        if self._use_ann:
+        if snap.use_ann:
             frac = allowed / total
             exact = mask is not None and (
                 allowed <= self.settings.filtered_exact_max or frac < 0.05
             )
             if not exact:
-                hits = self._ann(q, n, mask, frac)
+                hits = self._ann(snap, q, n, mask, frac)
                 if hits is not None:
                     return hits
         rows = np.arange(total) if mask is None else np.flatnonzero(mask)
-        return self._exact(q, n, rows)
-
-    def _exact(self, q: Matrix, n: int, rows: npt.NDArray[Any]) -> list[tuple[int, float]]:
-        sub = self.matrix if len(rows) == len(self.keys) else self.matrix[rows]
-        scores = sub @ q
-        top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(self.keys[rows[i]]), float(scores[i])) for i in top]
+        return _exact(snap, q, n, rows)
 
     def _ann(
-        self, q: Matrix, n: int, mask: Mask | None, frac: float
+        self, snap: _Snapshot, q: Matrix, n: int, mask: Mask | None, frac: float
     ) -> list[tuple[int, float]] | None:
-        want = min(n, len(self.keys) if mask is None else int(mask.sum()))
-        count = int(min(len(self.keys), max(n, np.ceil(n / frac * 2))))
+        keys_all = snap.keys
+        want = min(n, len(keys_all) if mask is None else int(mask.sum()))
+        count = int(min(len(keys_all), max(n, np.ceil(n / frac * 2))))
         for _ in range(3):
             keys, sims = self.ann.search(q, count)
+            rows = np.clip(np.searchsorted(keys_all, keys), 0, len(keys_all) - 1)
+            ok = keys_all[rows] == keys  # the file may hold keys this snapshot does not
             if mask is not None:
-                rows = np.searchsorted(self.keys, keys)
-                rows = np.clip(rows, 0, len(self.keys) - 1)
-                ok = (self.keys[rows] == keys) & mask[rows]
-                keys, sims = keys[ok], sims[ok]
+                ok &= mask[rows]
+            keys, sims = keys[ok], sims[ok]
             if len(keys) >= want:
                 return [(int(k), float(s)) for k, s in zip(keys[:n], sims[:n], strict=True)]
-            if count >= len(self.keys):
+            if count >= len(keys_all):
                 break
-            count = min(len(self.keys), count * 2)
+            count = min(len(keys_all), count * 2)
         return None
 
+    def unindexed(self, source_id: str) -> int:
+        """Blocks of the source without an FTS row or a vector of this model."""
+        with self.store.lock:
+            row = self.store.conn.execute(
+                "SELECT count(*) FROM blocks b LEFT JOIN index_blocks ib ON ib.block_id = b.id "
+                "LEFT JOIN block_vectors v ON v.key = ib.key AND v.model = ? "
+                "WHERE b.source_id = ? AND v.key IS NULL",
+                (self.model, source_id),
+            ).fetchone()
+        return int(row[0])
+
     def vectors(self, keys: Sequence[int]) -> dict[int, Matrix]:
-        """Vectors by key from the in-memory copy."""
-        self.refresh()
-        if not len(self.keys):
+        """Vectors by key from the current snapshot."""
+        snap = self.refresh()
+        if not len(snap.keys):
             return {}
         arr = np.asarray(list(keys), np.int64)
-        rows = np.clip(np.searchsorted(self.keys, arr), 0, len(self.keys) - 1)
-        return {int(k): self.matrix[r] for k, r in zip(arr, rows, strict=True) if self.keys[r] == k}
+        rows = np.clip(np.searchsorted(snap.keys, arr), 0, len(snap.keys) - 1)
+        return {
+            int(k): snap.matrix[r] for k, r in zip(arr, rows, strict=True) if snap.keys[r] == k
+        }
+
+
+def _exact(snap: _Snapshot, q: Matrix, n: int, rows: npt.NDArray[Any]) -> list[tuple[int, float]]:
+    sub = snap.matrix if len(rows) == len(snap.keys) else snap.matrix[rows]
+    scores = sub @ q
+    top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [(int(snap.keys[rows[i]]), float(scores[i])) for i in top]

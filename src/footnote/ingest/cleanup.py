@@ -6,6 +6,8 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
+from footnote.textnorm import FREQUENT_WORDS, count_cjk, is_cjk
+
 LIGATURES = {
     "\ufb00": "ff",
     "\ufb01": "fi",
@@ -24,18 +26,15 @@ _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 
 
-def is_cjk(ch: str) -> bool:
-    """True for Han, kana, hangul and CJK punctuation/full-width forms."""
-    o = ord(ch)
-    return (
-        0x4E00 <= o <= 0x9FFF
-        or 0x3400 <= o <= 0x4DBF
-        or 0x3000 <= o <= 0x30FF
-        or 0xF900 <= o <= 0xFAFF
-        or 0xFF00 <= o <= 0xFFEF
-        or 0xAC00 <= o <= 0xD7AF
-        or 0x20000 <= o <= 0x2FFFF
-    )
+_ASCII_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def join_surrogates(text: str) -> str:
+    """UTF-16 surrogate pairs (per-glyph PDF text of astral characters such as math italic 𝐸)
+    joined into the characters they encode; a lone half is dropped."""
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")
 
 
 def clean_text(text: str) -> str:
@@ -43,16 +42,19 @@ def clean_text(text: str) -> str:
     if not text:
         return ""
     text = text.translate(_LIG_TABLE).translate(_ZERO_WIDTH)
-    out = []
-    for ch in text:
-        if ch in "\n\t":
+    if text.isascii():  # the common case: only ASCII control characters can be wrong
+        cleaned = _ASCII_CONTROL.sub("", text)
+    else:
+        out = []
+        for ch in text:
+            if ch in "\n\t":
+                out.append(ch)
+                continue
+            cat = unicodedata.category(ch)
+            if cat in ("Cc", "Cs", "Cn") or ch == "\ufffe":
+                continue
             out.append(ch)
-            continue
-        cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cs", "Cn") or ch == "\ufffe":
-            continue
-        out.append(ch)
-    cleaned = "".join(out)
+        cleaned = "".join(out)
     cleaned = _SPACES.sub(" ", cleaned)
     return "\n".join(line.strip() for line in cleaned.split("\n")).strip()
 
@@ -120,62 +122,7 @@ def build_vocabulary(texts: Iterable[str]) -> set[str]:
     return vocab
 
 
-def detect_lang(text: str) -> str:
-    """ "zh" when CJK characters dominate the letters, else "en"."""
-    cjk = latin = 0
-    for ch in text:
-        if is_cjk(ch):
-            if ch.isalpha() or 0x4E00 <= ord(ch) <= 0x9FFF:
-                cjk += 1
-        elif ch.isascii() and ch.isalpha():
-            latin += 1
-    if cjk == 0:
-        return "en"
-    # one Han character carries roughly a word (~4 Latin letters)
-    return "zh" if cjk * 4 >= latin else "en"
-
-
 _PUA_OR_BAD = re.compile("[\ue000-\uf8ff\ufffd\x00-\x08\x0b\x0c\x0e-\x1f]")
-_STOPWORDS = frozenset(
-    {
-        "the",
-        "of",
-        "and",
-        "to",
-        "in",
-        "a",
-        "is",
-        "for",
-        "that",
-        "with",
-        "on",
-        "as",
-        "are",
-        "by",
-        "this",
-        "be",
-        "we",
-        "from",
-        "an",
-        "or",
-        "at",
-        "it",
-        "which",
-        "not",
-        "our",
-        "can",
-        "was",
-        "has",
-        "have",
-        "de",
-        "la",
-        "le",
-        "et",
-        "der",
-        "die",
-        "und",
-    }
-)
 
 
 def garbled_reason(text: str) -> str | None:
@@ -187,13 +134,13 @@ def garbled_reason(text: str) -> str | None:
     if bad / len(chars) > 0.3:
         return "private-use or replacement characters"
     letters = sum(1 for ch in chars if ch.isascii() and ch.isalpha())
-    cjk = sum(1 for ch in chars if is_cjk(ch))
+    cjk = count_cjk(text)
     if cjk * 4 >= letters or letters < 200:
         return None
     words = re.findall(r"[A-Za-z]+", text)
     if len(words) < 60:
         return None
-    stop = sum(1 for w in words if w.lower() in _STOPWORDS)
+    stop = sum(1 for w in words if w.lower() in FREQUENT_WORDS)
     if stop / len(words) < 0.015:
         return "text does not read as language (shifted glyph mapping?)"
     return None

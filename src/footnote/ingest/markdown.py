@@ -7,9 +7,11 @@ import re
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from footnote.ingest import metadata
+from footnote.ingest.captions import CAPTION
 from footnote.ingest.cleanup import clean_text
+from footnote.ingest.metadata import Meta
 from footnote.ingest.raw import Line, RawBlock
-from footnote.ingest.structure import CAPTION
 from footnote.types import BlockKind, Table
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
@@ -32,14 +34,14 @@ def inline_text(token: Token) -> str:
     return "".join(parts)
 
 
-def parse_markdown(source: str) -> tuple[list[RawBlock], str]:
-    """Raw blocks and a title (front matter title, else the first heading)."""
-    title = ""
+def parse_markdown(source: str) -> tuple[list[RawBlock], Meta]:
+    """Raw blocks and metadata (front matter title/author/date/doi, else the first heading)."""
+    meta = Meta()
     fm = _FRONT_MATTER.match(source)
     if fm:
-        tm = re.search(r"^title:\s*['\"]?(.+?)['\"]?\s*$", fm.group(1), re.M)
-        title = clean_text(tm.group(1)) if tm else ""
+        meta = _front_matter(fm.group(1))
         source = source[fm.end() :]
+    title = meta.title
     md = MarkdownIt("commonmark").enable("table").enable("strikethrough")
     tokens = md.parse(source)
     blocks: list[RawBlock] = []
@@ -81,7 +83,35 @@ def parse_markdown(source: str) -> tuple[list[RawBlock], str]:
         i += 1
     if not title:
         title = next((b.text for b in blocks if b.kind == "heading"), "")
-    return blocks, title
+    meta.title = title
+    return blocks, meta
+
+
+def _front_matter(text: str) -> Meta:
+    """title, author(s), date and doi from YAML-ish front matter (scalars and `- item` lists)."""
+    fields: dict[str, list[str]] = {}
+    key = ""
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z_]+):\s*(.*)$", line)
+        if m:
+            key = m.group(1).lower()
+            value = m.group(2).strip().strip("'\"")
+            fields[key] = (
+                [v.strip().strip("'\"") for v in value.strip("[]").split(",")]
+                if (value.startswith("["))
+                else ([value] if value else [])
+            )
+        elif key and (item := re.match(r"^\s+-\s+(.+)$", line)):
+            fields[key].append(item.group(1).strip().strip("'\""))
+    authors = fields.get("authors") or fields.get("author") or []
+    date = (fields.get("date") or [""])[0]
+    doi = (fields.get("doi") or [""])[0]
+    return Meta(
+        title=clean_text((fields.get("title") or [""])[0]),
+        authors=[clean_text(a) for a in authors if a.strip()],
+        published_at=metadata.iso_date(date) if date else None,
+        doi=doi or None,
+    )
 
 
 def _list_kind(tokens: list[Token], i: int) -> str:
@@ -116,7 +146,10 @@ def _paragraph(raw: str) -> RawBlock:
 def _formula(latex: str) -> RawBlock:
     tag = _TAG.search(latex)
     text = clean_text(latex)
-    return RawBlock("formula", text, formula_number=tag.group(1).strip() if tag else None)
+    tex = clean_text(_TAG.sub("", latex)) or None
+    return RawBlock(
+        "formula", text, formula_number=tag.group(1).strip() if tag else None, latex=tex
+    )
 
 
 def _table(tokens: list[Token], i: int) -> tuple[int, Table]:

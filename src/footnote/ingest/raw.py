@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from footnote.ingest.metadata import Meta
 from footnote.types import BBox, BlockKind, Table
 
 
@@ -21,6 +22,8 @@ class Line:
     page: int = 1
     left: float = 0.0
     """Left edge of the column the line sits in (for indentation)."""
+    conf: float | None = None
+    """OCR confidence (0–1) of a line read from a page image; None for a text layer."""
 
     @property
     def height(self) -> float:
@@ -49,6 +52,16 @@ class RawBlock:
     size: float = 0.0
     """Dominant font size (PDF only; 0 elsewhere)."""
     bold: bool = False
+    latex: str | None = None
+
+    @property
+    def ocr_confidence(self) -> float | None:
+        """Mean OCR confidence of the block's lines, weighted by length (None: no OCR)."""
+        read = [(ln.conf, len(ln.text)) for ln in self.lines if ln.conf is not None]
+        if not read:
+            return None
+        total = sum(n for _, n in read) or 1
+        return round(sum(c * n for c, n in read) / total, 3)
 
 
 def union_bbox(a: BBox | None, b: BBox | None) -> BBox | None:
@@ -56,3 +69,17 @@ def union_bbox(a: BBox | None, b: BBox | None) -> BBox | None:
     if a is None or b is None:
         return a or b
     return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+
+@dataclass
+class Parsed:
+    """What a format parser hands to assembly."""
+
+    blocks: list[RawBlock]
+    meta: Meta = field(default_factory=Meta)
+    pages: int = 1
+    vocab: set[str] = field(default_factory=set)
+    """Words seen inside lines (PDF), to tell soft hyphens from compound ones."""
+    warnings: list[str] = field(default_factory=list)
+    parser: str = ""
+    """What read the file beyond its text layer (see `Source.parser`)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from footnote.ingest.cleanup import join_lines
 from footnote.ingest.raw import Line, RawBlock, union_bbox
@@ -89,17 +90,32 @@ def reference_keys(text: str) -> tuple[int | None, str | None, str | None]:
     return number, surname.lower() if surname else None, ym.group(1) if ym else None
 
 
-def citation_targets(text: str, refs: Sequence[Block]) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class CitationIndex:
+    """Reference blocks by number and by (first author's surname, year), built once."""
+
+    by_number: dict[int, str]
+    by_author: dict[tuple[str, str], str]
+
+    @classmethod
+    def of(cls, refs: Sequence[Block]) -> CitationIndex:
+        """Index a document's reference blocks."""
+        by_number: dict[int, str] = {}
+        by_author: dict[tuple[str, str], str] = {}
+        for i, ref in enumerate(refs):
+            number, surname, year = reference_keys(ref.text)
+            by_number.setdefault(number if number is not None else i + 1, ref.id)
+            if surname and year:
+                by_author.setdefault((surname, year), ref.id)
+        return cls(by_number, by_author)
+
+
+def citation_targets(text: str, refs: Sequence[Block] | CitationIndex) -> tuple[str, ...]:
     """Ids of the reference blocks that citation markers in `text` point to."""
-    if not refs:
+    index = refs if isinstance(refs, CitationIndex) else CitationIndex.of(refs)
+    if not index.by_number and not index.by_author:
         return ()
-    by_number: dict[int, str] = {}
-    by_author: dict[tuple[str, str], str] = {}
-    for i, ref in enumerate(refs):
-        number, surname, year = reference_keys(ref.text)
-        by_number.setdefault(number if number is not None else i + 1, ref.id)
-        if surname and year:
-            by_author.setdefault((surname, year), ref.id)
+    by_number, by_author = index.by_number, index.by_author
     found: list[str] = []
     for m in _NUM_CITE.finditer(text):
         for n in _expand(m.group(1)):

@@ -9,6 +9,7 @@ from footnote.models.base import (
     ChatModel,
     Completion,
     Embedder,
+    LabelledEmbedder,
     Message,
     Role,
     ToolCallRequest,
@@ -16,7 +17,9 @@ from footnote.models.base import (
     Vectors,
 )
 from footnote.models.budget import Budget, Remaining
+from footnote.models.cache import ResponseCache
 from footnote.models.embedders import CachedEmbedder, E5Embedder, WordLlamaEmbedder, normalise
+from footnote.models.factories import is_external, make_chat_model, make_embedder
 from footnote.models.judge import judge_support
 from footnote.models.ledger import Ledger, UsageRecord
 from footnote.models.llamacpp import LlamaCppChatModel
@@ -29,10 +32,9 @@ from footnote.models.roles import (
     NO_EXTERNAL,
     BindingInfo,
     ModelRoles,
-    ResponseCache,
+    RoleEmbedder,
     RoleModel,
     build_roles,
-    is_external,
 )
 from footnote.models.structured import structured
 from footnote.models.weights import GGUF_MODELS, default_cache_dir, ensure_gguf
@@ -49,6 +51,7 @@ __all__ = [
     "Completion",
     "E5Embedder",
     "Embedder",
+    "LabelledEmbedder",
     "Ledger",
     "LlamaCppChatModel",
     "Message",
@@ -58,6 +61,7 @@ __all__ = [
     "Remaining",
     "ResponseCache",
     "Role",
+    "RoleEmbedder",
     "RoleModel",
     "ToolCallRequest",
     "ToolSpec",
@@ -69,6 +73,8 @@ __all__ = [
     "ensure_gguf",
     "is_external",
     "judge_support",
+    "make_chat_model",
+    "make_embedder",
     "normalise",
     "parse_openai_url",
     "structured",

@@ -146,3 +146,24 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vectors:
         """Embed one query, shape (dim,)."""
         ...
+
+
+class LabelledEmbedder(Protocol):
+    """An embedder behind the licence gate: every call names the labels of the text it sends
+    (there is no default, so a caller cannot skip the gate by leaving them out)."""
+
+    name: str
+    external: bool
+
+    @property
+    def dim(self) -> int:
+        """Vector size."""
+        ...
+
+    def embed_passages(self, texts: Sequence[str], *, labels: Sequence[str]) -> Vectors:
+        """Embed passages carrying `labels` (LicenceRefused where they may not go)."""
+        ...
+
+    def embed_query(self, text: str, *, labels: Sequence[str]) -> Vectors:
+        """Embed one query carrying `labels`."""
+        ...

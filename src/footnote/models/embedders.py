@@ -118,13 +118,17 @@ class CachedEmbedder:
     def __init__(self, inner: Embedder, maxsize: int = 10_000) -> None:
         self.inner = inner
         self.name = inner.name
-        self.dim = inner.dim
         self.external = inner.external
         self.maxsize = maxsize
         self._cache: OrderedDict[tuple[str, str, str], Vectors] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+
+    @property
+    def dim(self) -> int:
+        """The inner embedder's vector size (a remote one is probed on first use)."""
+        return self.inner.dim
 
     def _key(self, kind: str, text: str) -> tuple[str, str, str]:
         return (self.name, kind, hashlib.sha256(text.encode("utf-8")).hexdigest())

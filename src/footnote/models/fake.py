@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from footnote.models.base import Capabilities, Completion, Message, ToolSpec, Vectors
+from footnote.textnorm import CJK_IDEOGRAPHS
 
-_TOKEN_RE = re.compile(r"[\u3400-\u9fff]|[A-Za-z0-9]+")
+_TOKEN_RE = re.compile(rf"[{CJK_IDEOGRAPHS}]|[A-Za-z0-9]+")
 
 
 class HashEmbedder:

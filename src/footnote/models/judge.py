@@ -15,6 +15,7 @@ from importlib.resources import files
 from footnote.models.base import Message
 from footnote.models.budget import Budget
 from footnote.models.roles import RoleModel
+from footnote.prompts import data_section, fill
 
 YES = frozenset({"yes", "是", "是的", "对"})
 NO = frozenset({"no", "否", "不", "不是"})
@@ -28,9 +29,13 @@ def judge_prompt() -> str:
 
 
 def judge_messages(claim: str, passage: str) -> list[Message]:
-    """The judge's chat messages for one claim/passage pair."""
-    text = judge_prompt().replace("{passage}", passage.strip()).replace("{claim}", claim.strip())
-    return [Message("user", text)]
+    """The judge's chat messages for one claim/passage pair, each inside a fence with a random
+    tag (a passage containing `>>>` or "CLAIM:" cannot end its section)."""
+    values = {
+        "passage": data_section(passage.strip(), "PASSAGE"),
+        "claim": data_section(claim.strip(), "CLAIM"),
+    }
+    return [Message("user", fill(judge_prompt(), values))]
 
 
 def _word(token: str) -> str:
@@ -62,12 +67,26 @@ def judge_support(
     claim: str,
     passage: str,
     *,
-    labels: Sequence[str] = (),
+    labels: Sequence[str],
     budget: Budget | None = None,
     run_id: str | None = None,
 ) -> float:
     """Probability in [0, 1] that `passage` supports `claim`."""
-    messages = judge_messages(claim, passage)
+    return yes_probability_of(
+        model, judge_messages(claim, passage), labels=labels, budget=budget, run_id=run_id
+    )
+
+
+def yes_probability_of(
+    model: RoleModel,
+    messages: Sequence[Message],
+    *,
+    labels: Sequence[str] = (),
+    budget: Budget | None = None,
+    run_id: str | None = None,
+) -> float:
+    """P(yes) in [0, 1] for a yes/no question put as `messages` (log-probabilities when the
+    backend has them, else the answer text parsed)."""
     if model.capabilities().logprobs:
         out = model.complete(
             messages,

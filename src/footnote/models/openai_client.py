@@ -7,6 +7,7 @@ import json
 import os
 import random
 import re
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit, urlunsplit
@@ -50,6 +51,24 @@ def openai_module() -> Any:
     return openai
 
 
+_POOLS: dict[tuple[str, str, float], Any] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def shared_client(base_url: str, key: str, timeout_s: float) -> Any:
+    """One `openai.OpenAI` client, hence one HTTP connection pool with keep-alive, per
+    (server, key, timeout): every role bound to a model name on the same server (vLLM serving
+    several adapters, routed by the `model` field) shares its connections."""
+    with _POOLS_LOCK:
+        client = _POOLS.get((base_url, key, timeout_s))
+        if client is None:
+            client = openai_module().OpenAI(
+                api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0
+            )
+            _POOLS[(base_url, key, timeout_s)] = client
+        return client
+
+
 class RetryingClient:
     """An `openai.OpenAI` client with our retry policy and error mapping."""
 
@@ -67,9 +86,7 @@ class RetryingClient:
         self.sleep = sleep
         self.label = f"{self.model}@{self.base_url}"
         key = os.environ.get(api_key_env, "") if api_key_env else ""
-        self.client = openai_module().OpenAI(
-            api_key=key or "none", base_url=self.base_url, timeout=timeout_s, max_retries=0
-        )
+        self.client = shared_client(self.base_url, key or "none", timeout_s)
 
     def retry_delay(self, exc: Exception, attempt: int) -> float:
         response = getattr(exc, "response", None)

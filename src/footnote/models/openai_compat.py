@@ -265,6 +265,7 @@ class OpenAICompatChatModel:
                 model=self.model, messages=to_openai_messages(messages), **kw
             )
         )
+        finished = False
         try:
             for chunk in response:
                 if cancel is not None and cancel.is_set():
@@ -272,6 +273,7 @@ class OpenAICompatChatModel:
                 if not chunk.choices:
                     continue
                 piece = chunk.choices[0].delta.content
+                finished = finished or chunk.choices[0].finish_reason is not None
                 if piece:
                     yield piece
         except GeneratorExit:
@@ -280,6 +282,8 @@ class OpenAICompatChatModel:
             raise ModelError(f"{self._c.label}: the stream broke off: {exc}") from exc
         finally:
             response.close()
+        if not finished:  # the connection closed before the model said it was done
+            raise ModelError(f"{self._c.label}: the stream ended before the model finished")
 
     def count_tokens(self, text: str) -> int:
         """An estimate (`approx_tokens`): the server's tokenizer is not available here."""

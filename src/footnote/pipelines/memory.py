@@ -18,11 +18,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from footnote.config import ChatSettings
-from footnote.store.sessions import ChatMessage, SessionStore
+from footnote.store.base import ChatStore
+from footnote.store.records import ChatMessage
+from footnote.textnorm import CJK_IDEOGRAPHS
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-_TOKEN = re.compile(r"[\u3400-\u9fff]|\w+|[^\w\s]")
+_TOKEN = re.compile(rf"[{CJK_IDEOGRAPHS}]|\w+|[^\w\s]")
 MESSAGE_CHARS = 800
 """A message longer than this is cut when quoted into a prompt."""
 
@@ -170,19 +172,14 @@ class RedisWindow:
         await self.client.aclose()
 
 
-def make_window(redis_url: str, settings: ChatSettings) -> MessageWindow:
-    """Redis when a URL is configured, else the in-process LRU."""
-    if redis_url:
-        return RedisWindow(redis_url, settings.window_messages, settings.window_ttl_s)
-    return LocalWindow(settings.window_messages, settings.window_ttl_s, settings.window_sessions)
-
-
 @dataclass(frozen=True)
 class MemoryContext:
     """What a turn may know about the conversation: a summary and recent turns verbatim."""
 
     summary: str
     turns: tuple[ChatMessage, ...]
+    summary_labels: tuple[str, ...] = ()
+    """The labels the summary carries into a prompt."""
 
     def render(self) -> str:
         """The conversation as prompt text (data, not instructions)."""
@@ -194,8 +191,10 @@ class MemoryContext:
         return "\n".join(lines)
 
 
-Summarise = Callable[[str, list[ChatMessage]], Awaitable[str]]
-"""`summarise(previous_summary, messages) -> new summary` (a model call, in practice)."""
+Summarise = Callable[[str, tuple[str, ...], list[ChatMessage]], Awaitable[str]]
+"""`summarise(previous_summary, its_labels, messages) -> new summary` (a model call)."""
+LabelsOf = Callable[[list[ChatMessage]], tuple[str, ...]]
+"""The labels of the sources some messages cite."""
 
 
 class ConversationMemory:
@@ -203,13 +202,13 @@ class ConversationMemory:
 
     def __init__(
         self,
-        sessions: SessionStore,
+        chats: ChatStore,
         window: MessageWindow,
         settings: ChatSettings,
         *,
         count_tokens: Callable[[str], int] = approx_tokens,
     ) -> None:
-        self.sessions, self.window, self.settings = sessions, window, settings
+        self.chats, self.window, self.settings = chats, window, settings
         self.count_tokens = count_tokens
         self.hits = self.misses = 0
 
@@ -222,7 +221,7 @@ class ConversationMemory:
         self, user_id: str, session_id: str, role: str, content: str, **kw: Any
     ) -> ChatMessage:
         """Persist a message; finished ones also go to the window."""
-        msg = self.sessions.add_message(user_id, session_id, role, content, **kw)
+        msg = self.chats.add_message(user_id, session_id, role, content, **kw)
         if msg.status != "pending":
             await self._push(user_id, session_id, msg)
         return msg
@@ -231,7 +230,7 @@ class ConversationMemory:
         self, user_id: str, message: ChatMessage, content: str, status: str, data: dict[str, Any]
     ) -> ChatMessage:
         """Fill in a pending reply and push it to the window."""
-        done = self.sessions.update_message(
+        done = self.chats.update_message(
             user_id, message.id, content=content, status=status, data=data
         ) or replace(message, content=content, status=status, data=data)
         await self._push(user_id, message.session_id, done)
@@ -243,7 +242,7 @@ class ConversationMemory:
             await self._rebuild(user_id, session_id)
 
     async def _rebuild(self, user_id: str, session_id: str) -> list[ChatMessage]:
-        last = self.sessions.messages(user_id, session_id, last=self.settings.window_messages)
+        last = self.chats.messages(user_id, session_id, last=self.settings.window_messages)
         msgs = [m for m in last if m.status != "pending"]
         await self.window.replace(self.key(user_id, session_id), [m.to_dict() for m in msgs])
         return msgs
@@ -253,7 +252,7 @@ class ConversationMemory:
     ) -> list[ChatMessage]:
         """The window's finished messages (seq < `before`); the cache is used when current."""
         cached = await self.window.read(self.key(user_id, session_id))
-        if cached and cached[-1].get("seq") == self.sessions.last_final_seq(user_id, session_id):
+        if cached and cached[-1].get("seq") == self.chats.last_final_seq(user_id, session_id):
             self.hits += 1
             msgs = [ChatMessage.from_dict(d) for d in cached]
         else:
@@ -263,12 +262,12 @@ class ConversationMemory:
 
     async def context(self, user_id: str, session_id: str, before: int) -> MemoryContext:
         """Summary + the last `history_turns` turns before message `before`, within budget."""
-        session = self.sessions.get_session(user_id, session_id)
+        session = self.chats.get_session(user_id, session_id)
         summary = session.summary if session else ""
         recent = await self.recent(user_id, session_id, before)
         if len(recent) < 2 * self.settings.history_turns and session and session.summary_upto:
             # the window is shorter than the verbatim span: read the gap from the store
-            recent = self.sessions.messages(user_id, session_id, after=session.summary_upto)
+            recent = self.chats.messages(user_id, session_id, after=session.summary_upto)
             recent = [m for m in recent if m.status != "pending" and m.seq < before]
         upto = session.summary_upto if session else 0
         turns = [m for m in recent if m.seq > upto and m.content][
@@ -277,22 +276,27 @@ class ConversationMemory:
         budget = self.settings.memory_tokens - self.count_tokens(summary)
         while turns and sum(self.count_tokens(m.content[:MESSAGE_CHARS]) for m in turns) > budget:
             turns.pop(0)
-        return MemoryContext(summary, tuple(turns))
+        labels = session.summary_labels if session else ()
+        return MemoryContext(summary, tuple(turns), labels if summary else ())
 
-    async def fold(self, user_id: str, session_id: str, summarise: Summarise) -> bool:
+    async def fold(
+        self, user_id: str, session_id: str, summarise: Summarise, labels_of: LabelsOf
+    ) -> bool:
         """Fold finished messages older than the verbatim turns into the running summary."""
-        session = self.sessions.get_session(user_id, session_id)
+        session = self.chats.get_session(user_id, session_id)
         if session is None:
             return False
-        msgs = self.sessions.messages(user_id, session_id, after=session.summary_upto)
+        msgs = self.chats.messages(user_id, session_id, after=session.summary_upto)
         msgs = [m for m in msgs if m.status != "pending"]
         older = msgs[: max(0, len(msgs) - 2 * self.settings.history_turns)]
         if len(older) < 2:
             return False
-        summary = await summarise(session.summary, older)
+        carried = session.summary_labels if session.summary else ()
+        summary = await summarise(session.summary, carried, older)
+        labels = tuple(dict.fromkeys([*carried, *labels_of(older)]))
         limit = self.settings.summary_tokens
         words = summary.split()
         if self.count_tokens(summary) > limit:
             summary = " ".join(words[: max(1, limit * 3 // 4)])
-        self.sessions.set_summary(user_id, session_id, summary.strip(), older[-1].seq)
+        self.chats.set_summary(user_id, session_id, summary.strip(), older[-1].seq, labels)
         return True

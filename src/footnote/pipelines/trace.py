@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from footnote.store.runs import Span
+from footnote.store.records import Span
 
 SpanSink = Callable[[Span], None]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -10,8 +11,22 @@ from typing import Any
 from fastapi import FastAPI
 
 from footnote.pipelines.memory import RedisWindow
-from footnote.server import feedback, routes_web, runs, sessions, sources, traces
+from footnote.server import (
+    feedback,
+    graph,
+    metrics,
+    openai_compat,
+    reproduce,
+    research,
+    review,
+    routes_web,
+    runs,
+    sessions,
+    sources,
+    traces,
+)
 from footnote.server.errors import install_error_handlers
+from footnote.server.guard import LocalModeGuard
 from footnote.server.state import ServerDeps, ServerState
 from footnote.workspace import Workspace
 
@@ -20,7 +35,7 @@ log = logging.getLogger("footnote.server")
 
 def identity_mode(state: ServerState) -> str:
     """A one-line description of how callers are identified (printed at start-up)."""
-    if state.sessions.has_keys():
+    if state.auth.has_keys():
         return "API keys required (Authorization: Bearer <key> or X-API-Key)"
     return (
         f"no API keys configured: embedded single-user mode, every request runs as "
@@ -33,15 +48,31 @@ def create_app(workspace: Workspace, deps: ServerDeps | None = None) -> FastAPI:
     state = ServerState.build(workspace, deps or ServerDeps())
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        orphans = state.sessions.fail_orphaned_runs(("chat", "agent"))
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        relay = state.hub.relay  # replicas: spare the runs another replica holds a lease on
+        orphans = state.runs.fail_orphaned_runs(
+            ("chat", "agent", "research"), alive=relay.alive if relay else None
+        )
+        if relay is None:  # a replica cannot tell another's pending replies from lost ones
+            state.chats.fail_pending_messages()
+        for run_id in orphans:  # a client following the run gets a clear ending
+            state.hub.close_orphan(run_id)
+        state.ensure_worker()  # jobs a previous process queued or left running resume
+        if resumed := sources.resume_uploads(state):
+            log.warning("resuming %d uploads a previous server process had not finished", resumed)
         if orphans:
-            log.warning("marked %d runs of a previous server process as failed", orphans)
+            log.warning("marked %d runs of a previous server process as failed", len(orphans))
         log.info("footnote server: %s", identity_mode(state))
         try:
-            yield
+            async with contextlib.AsyncExitStack() as extensions:
+                for enter in app.state.lifespans:  # e.g. the MCP session manager
+                    await extensions.enter_async_context(enter())
+                yield
         finally:
+            state.stop_worker()
             await state.hub.shutdown()
+            if relay is not None:
+                await relay.close()
             if isinstance(state.window, RedisWindow):
                 await state.window.close()
 
@@ -52,11 +83,15 @@ def create_app(workspace: Workspace, deps: ServerDeps | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.footnote = state
+    app.state.lifespans = []  # async context managers run with the app (mount_mcp adds one)
     install_error_handlers(app)
-    for module in (sources, sessions, runs, traces, feedback, routes_web):
+    routers = (sources, reproduce, sessions, runs, traces, feedback, openai_compat, metrics, research,
+               graph, review)  # fmt: skip
+    for module in (*routers, routes_web):
         app.include_router(module.router)
     max_bytes = int(workspace.settings.server.max_upload_mb * 2**20)
     app.add_middleware(sources.UploadLimit, max_bytes=max_bytes)
+    app.add_middleware(LocalModeGuard, settings=workspace.settings.server, keyed=state.auth.has_keys)
 
     @app.get("/v1/health", tags=["health"])
     async def health() -> dict[str, Any]:
@@ -64,7 +99,7 @@ def create_app(workspace: Workspace, deps: ServerDeps | None = None) -> FastAPI:
         window = state.window
         return {
             "ok": True,
-            "identity": "keys" if state.sessions.has_keys() else "local",
+            "identity": "keys" if state.auth.has_keys() else "local",
             "window": type(window).__name__,
             "window_available": getattr(window, "available", True),
             "live_runs": len(state.hub.live),

@@ -9,7 +9,7 @@ from fastapi import Depends, Request
 
 from footnote.server.errors import ApiError
 from footnote.server.state import ServerState, get_state
-from footnote.store.sessions import User
+from footnote.store.records import User
 
 
 def _key_from(request: Request) -> str:
@@ -21,10 +21,10 @@ def _key_from(request: Request) -> str:
 
 async def current_user(request: Request, state: ServerState = Depends(get_state)) -> User:
     """The caller; 401 in the error shape when keys exist and none (or a bad one) is given."""
-    if not state.sessions.has_keys():
-        return User(state.settings.server.local_user, None)
+    if not state.auth.has_keys():
+        return User(state.settings.server.local_user, None, admin=True)
     key = _key_from(request)
-    user = state.sessions.user_for_key(key) if key else None
+    user = state.auth.user_for_key(key) if key else None
     if user is None:
         raise ApiError(401, "a valid API key is required (Authorization: Bearer <key>)")
     return user

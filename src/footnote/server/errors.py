@@ -63,6 +63,8 @@ def error_body(code: str, message: str, detail: Any = None) -> dict[str, Any]:
 def error_response(status: int, code: str, message: str, detail: Any = None) -> JSONResponse:
     """A JSONResponse in the error shape."""
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if status == 429 and isinstance(detail, dict) and detail.get("retry_after_s"):
+        headers = {"Retry-After": str(detail["retry_after_s"])}
     return JSONResponse(error_body(code, message, detail), status_code=status, headers=headers)
 
 
@@ -104,9 +106,12 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(FootnoteError)
     async def _footnote(_: Request, exc: FootnoteError) -> JSONResponse:
         status = _footnote_status(exc)
+        if status >= 500 and status != 503:  # a store or configuration fault: no internals out
+            log.error("request failed: %s", exc, exc_info=exc)
+            return error_response(status, "internal", "internal server error")
         return error_response(status, _CODES.get(status, "error"), str(exc), type(exc).__name__)
 
     @app.exception_handler(Exception)
     async def _unhandled(_: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error", exc_info=exc)
-        return error_response(500, "internal", "internal server error", type(exc).__name__)
+        return error_response(500, "internal", "internal server error")

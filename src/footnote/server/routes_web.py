@@ -14,13 +14,13 @@ from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from footnote.serialize import block_to_dict, section_to_dict, source_to_dict
 from footnote.server.auth import current_user
 from footnote.server.errors import not_found
 from footnote.server.sources import visible
 from footnote.server.state import ServerState, get_state
 from footnote.store import SourceRecord
-from footnote.store.codec import block_to_dict, section_to_dict, source_to_dict
-from footnote.store.sessions import User
+from footnote.store.records import User
 from footnote.types import Block, parse_evidence_id
 
 router = APIRouter(prefix="/v1", tags=["web"])

@@ -20,10 +20,12 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from footnote.events import Done, Error, Event, Final, event_data
-from footnote.store.codec import answer_to_dict
-from footnote.store.runs import RunStore
-from footnote.store.sessions import SessionStore, StoredEvent
+from footnote.errors import BudgetExceeded, FootnoteError, LicenceRefused, ModelError
+from footnote.events import BriefEvent, Done, Error, Event, Final
+from footnote.serialize import event_to_dict
+from footnote.server.relay import ALL_USERS, LeaseKeeper, RedisRelay
+from footnote.store.base import EventStore, RunStore
+from footnote.store.records import StoredEvent
 
 log = logging.getLogger(__name__)
 EventsFactory = Callable[[], AsyncIterator[Event]]
@@ -46,24 +48,62 @@ class LiveRun:
     output: dict[str, Any] | None = None
     unflushed: list[StoredEvent] = field(default_factory=list)
     oldest: float = 0.0
+    abandoned: bool = False
+    """Another replica closed this run (its lease was judged lost): write nothing more."""
 
 
 def encode(event: Event, run_id: str) -> str:
-    """An event's JSON payload; `final` carries the public answer JSON."""
-    if isinstance(event, Final):
-        data: dict[str, Any] = {"answer": answer_to_dict(event.answer, run_id=run_id)}
-    else:
-        data = event_data(event)
-    return json.dumps(data, ensure_ascii=False, default=str)
+    """An event's JSON payload (`serialize.event_to_dict`: `final` and `brief` carry their
+    public contracts)."""
+    return json.dumps(event_to_dict(event, run_id=run_id), ensure_ascii=False, default=str)
+
+
+def _code(exc: FootnoteError) -> str:
+    if isinstance(exc, BudgetExceeded):
+        return "budget_exceeded"
+    if isinstance(exc, LicenceRefused):
+        return "licence_refused"
+    if isinstance(exc, ModelError):
+        return "model_unavailable"
+    return "failed"
 
 
 class RunHub:
     """Starts, cancels and streams runs."""
 
-    def __init__(self, sessions: SessionStore, runs: RunStore) -> None:
-        self.sessions = sessions
+    def __init__(self, events: EventStore, runs: RunStore, relay: RedisRelay | None = None) -> None:
+        self.events = events
         self.runs = runs
+        self.relay = relay
+        """Set when API replicas share the store: runs stream through Redis to any replica."""
         self.live: dict[str, LiveRun] = {}
+        self.keeper = (
+            LeaseKeeper(relay, self._leased, self._lost_elsewhere) if relay is not None else None
+        )
+
+    def _leased(self) -> list[tuple[str, str]]:
+        """(run id, user id) of the runs executing here (read from the lease thread)."""
+        return [(r.run_id, r.user_id) for r in list(self.live.values()) if not r.finished]
+
+    def _lost_elsewhere(self, run_id: str) -> None:
+        """Another replica closed a run executing here: stop it, writing nothing more."""
+        live = self.live.get(run_id)
+        if live is None or live.task is None or live.finished:
+            return
+        log.warning("run %s: closed by another replica; stopping it here", run_id)
+        live.abandoned = True
+        live.task.get_loop().call_soon_threadsafe(live.task.cancel)
+
+    def _lease(self, run_id: str, user_id: str) -> None:
+        """Take the run's lease and keep it renewed while it executes here."""
+        if self.relay is None or self.keeper is None:
+            return
+        try:
+            self.relay.reopen(run_id)
+            self.relay.hold(run_id, user_id)
+        except Exception as exc:  # the keeper retries; followers elsewhere poll
+            log.warning("run %s: lease not taken (%s)", run_id, exc)
+        self.keeper.start()
 
     def start(
         self,
@@ -76,10 +116,37 @@ class RunHub:
     ) -> LiveRun:
         """Record the run and drive its events in a background task."""
         self.runs.start(run_id, kind, input, user_id=user_id, session_id=session_id)
+        self._lease(run_id, user_id)
         live = LiveRun(run_id, user_id, session_id)
         self.live[run_id] = live
         live.task = asyncio.create_task(self._drive(live, make_events), name=run_id)
         return live
+
+    def resume(self, run_id: str, user_id: str, make_events: EventsFactory) -> LiveRun:
+        """Drive a recorded run again (a research run resumes where it stopped); its new
+        events follow the stored ones (ids continue, after the earlier `done`)."""
+        live = LiveRun(run_id, user_id, None, events=list(self.events.events(run_id)))
+        self._lease(run_id, user_id)
+        self.live[run_id] = live
+        live.task = asyncio.create_task(self._drive(live, make_events), name=run_id)
+        return live
+
+    def in_flight(self, user_id: str) -> int:
+        """How many of the user's runs (`ALL_USERS`: of everyone) are executing: on every
+        replica when runs are relayed
+        (the Redis lease count; this process's own when Redis cannot be reached)."""
+        here = sum(
+            1
+            for r in self.live.values()
+            if (user_id == ALL_USERS or r.user_id == user_id) and not r.finished
+        )
+        if self.relay is None:
+            return here
+        try:
+            return max(here, self.relay.in_flight(user_id))
+        except Exception as exc:
+            log.warning("runs in flight of %s counted on this replica only (%s)", user_id, exc)
+            return here
 
     def active(self, user_id: str, session_id: str) -> LiveRun | None:
         """The run in progress in a session, if any."""
@@ -93,6 +160,8 @@ class RunHub:
         )
 
     def _emit(self, live: LiveRun, event: Event) -> None:
+        if live.abandoned:
+            return
         stored = StoredEvent(len(live.events) + 1, event.type, encode(event, live.run_id))
         if not live.unflushed:
             live.oldest = time.monotonic()
@@ -106,14 +175,29 @@ class RunHub:
         live.events.append(stored)
         if isinstance(event, Final):
             live.output = json.loads(stored.data)["answer"]
+        elif isinstance(event, BriefEvent):
+            live.output = {"research_run": live.run_id, "wrapped_up": event.brief.wrapped_up}
         if isinstance(event, Done):
             live.done = True
         changed, live.changed = live.changed, asyncio.Event()
         changed.set()
 
     def _flush(self, live: LiveRun) -> None:
+        if live.unflushed and self.relay is not None and not live.abandoned:
+            try:  # checked before every write: a closed stream gets nothing after its `done`
+                if self.relay.closed_elsewhere(live.run_id):
+                    self._lost_elsewhere(live.run_id)
+            except Exception as exc:
+                log.warning("run %s: close flag unknown (%s)", live.run_id, exc)
+        if live.abandoned:
+            live.unflushed = []
         if live.unflushed:
-            self.sessions.add_events(live.run_id, live.unflushed)
+            self.events.add_events(live.run_id, live.unflushed)
+            if self.relay is not None:  # persisted first: a follower never sees a gap
+                try:
+                    self.relay.publish(live.run_id, live.unflushed)
+                except Exception as exc:  # followers elsewhere fall back to the store
+                    log.warning("run %s: events not relayed (%s)", live.run_id, exc)
             live.unflushed = []
 
     async def _drive(self, live: LiveRun, make_events: EventsFactory) -> None:
@@ -131,17 +215,35 @@ class RunHub:
         except asyncio.CancelledError:
             status = "cancelled"
             self._emit(live, Error("cancelled", "the run was cancelled"))
-        except Exception as exc:
+        except FootnoteError as exc:  # ours: the message says what happened, nothing internal
+            log.warning("run %s failed: %s", live.run_id, exc)
+            self._emit(live, Error(_code(exc), f"the run failed: {exc}"))
+        except Exception:
             log.exception("run %s failed", live.run_id)
-            self._emit(live, Error("internal", f"the run failed: {type(exc).__name__}: {exc}"))
+            self._emit(live, Error("internal", "the run failed: internal error (see the trace "
+                                   "and the server log)"))  # fmt: skip
         finally:
             if not live.done:
                 self._emit(live, Done())
             self._flush(live)
-            self.runs.finish(live.run_id, status, live.output)
+            if not live.abandoned:  # else the replica that closed it recorded the ending
+                self.runs.finish(live.run_id, status, live.output)
+            if self.relay is not None:
+                with contextlib.suppress(Exception):
+                    self.relay.release(live.run_id, live.user_id)
             live.finished = True
             self.live.pop(live.run_id, None)
             live.changed.set()
+
+    def close_orphan(self, run_id: str) -> None:
+        """End the stored stream of a run a previous process left unfinished: an `error`
+        (code `interrupted`) and `done` after the events it had persisted."""
+        seq = len(self.events.events(run_id))
+        ending: list[Event] = [Error("interrupted", "the server stopped while this run was in "
+                                     "progress; ask again"), Done()]  # fmt: skip
+        self.events.add_events(
+            run_id, [StoredEvent(seq + i + 1, e.type, encode(e, run_id)) for i, e in enumerate(ending)]
+        )
 
     def cancel(self, run_id: str) -> bool:
         """Ask a live run to stop; False when it is not running here."""
@@ -158,12 +260,65 @@ class RunHub:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(live.task)
 
+    def running_elsewhere(self, run_id: str) -> bool:
+        """Whether another replica is executing the run (its lease is held). A `running` run
+        whose lease expired lost its replica: it is closed here, once across replicas."""
+        if self.relay is None or run_id in self.live:
+            return False
+        run = self.runs.get_run(run_id)
+        if run is None or run["status"] not in ("queued", "running"):
+            return False
+        try:
+            if self.relay.alive(run_id):
+                return True
+            closing = self.relay.claim_close(run_id)
+        except Exception as exc:  # Redis down: treat the run as elsewhere while it runs
+            log.warning("run %s: lease unknown (%s)", run_id, exc)
+            return True
+        if not closing:  # another replica is closing it: wait for its ending
+            return True
+        self.close_orphan(run_id)
+        self.runs.finish(run_id, "failed", None)
+        return False
+
+    async def _follow_remote(self, run_id: str, after: int) -> AsyncIterator[StoredEvent]:
+        """A run executing on another replica: the store after `after`, then its stream."""
+        assert self.relay is not None
+        for stored in self.events.events(run_id, after):
+            yield stored
+            after = stored.seq
+            if stored.type == "done":
+                return
+        while True:
+            try:
+                got = await self.relay.read(run_id, after, block_ms=1000)
+            except Exception as exc:  # Redis down: poll the store instead
+                log.warning("run %s: relay unavailable (%s)", run_id, exc)
+                await asyncio.sleep(0.5)
+                got = self.events.events(run_id, after)
+            for stored in got:
+                if stored.seq <= after:
+                    continue
+                yield stored
+                after = stored.seq
+                if stored.type == "done":
+                    return
+            if not got and not self.running_elsewhere(run_id):
+                for stored in self.events.events(run_id, after):
+                    yield stored
+                return
+
     async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[StoredEvent]:
-        """Every event with seq > `after`, then live ones, until `done`."""
+        """Every event with seq > `after`, then live ones, until `done` (from whichever
+        replica executes the run, when a relay is set)."""
         while True:
             live = self.live.get(run_id)
             if live is None:
-                for stored in self.sessions.events(run_id, after):
+                if self.running_elsewhere(run_id):
+                    async for stored in self._follow_remote(run_id, after):
+                        yield stored
+                    return
+                for stored in self.events.events(run_id, after):
                     yield stored
                 return
             changed = live.changed
@@ -177,6 +332,8 @@ class RunHub:
 
     async def shutdown(self) -> None:
         """Cancel every live run and wait for them to record it."""
+        if self.keeper is not None:
+            self.keeper.stop()
         tasks = [r.task for r in self.live.values() if r.task is not None]
         for t in tasks:
             t.cancel()

@@ -12,7 +12,7 @@ from footnote.server.auth import current_user
 from footnote.server.errors import ApiError, not_found
 from footnote.server.schemas import RunOut
 from footnote.server.state import ServerState, get_state
-from footnote.store.sessions import User
+from footnote.store.records import User
 
 router = APIRouter(prefix="/v1", tags=["runs"])
 State = Annotated[ServerState, Depends(get_state)]
@@ -22,7 +22,7 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 def own_run(state: ServerState, user: User, run_id: str) -> dict[str, Any]:
     """The caller's run row, or 404 (also for somebody else's)."""
-    owner = state.sessions.run_owner(run_id)
+    owner = state.runs.run_owner(run_id)
     run = state.runs.get_run(run_id) if owner and owner[0] == user.id else None
     if run is None:
         raise not_found("run")
@@ -34,7 +34,7 @@ async def get_run(run_id: str, state: State, user: Caller) -> RunOut:
     """A run's status and, once finished, its answer."""
     run = own_run(state, user, run_id)
     live = state.hub.live.get(run_id)
-    count = len(live.events) if live else len(state.sessions.events(run_id))
+    count = len(live.events) if live else len(state.events.events(run_id))
     return RunOut(
         id=run["id"],
         kind=run["kind"],

@@ -70,6 +70,9 @@ class MessageOut(BaseModel):
     run_id: str | None
     data: dict[str, Any]
     created_at: str
+    feedback: dict[str, Any] | None = Field(
+        None, description="The caller's latest rating of this reply: {rating: up|down, comment}."
+    )
 
 
 class TurnStarted(BaseModel):

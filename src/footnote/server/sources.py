@@ -1,16 +1,20 @@
 """Sources: upload (multipart, size and type limits, ingested in the background), list,
-status, delete. A source is visible to a user when it has no ACL groups or shares one."""
+status, delete. Visibility is `types.readable_by`; an upload is owned by its uploader (who,
+with admins, alone may delete it) and shared with the uploader's groups unless `acl_groups`
+names fewer (`user:<id>` alone: private); only admins (and the local user) upload public
+sources. The same bytes uploaded by another user become a record of their own."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
+import logging
 import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Response, UploadFile
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -21,8 +25,16 @@ from footnote.server.errors import ApiError, error_body, not_found
 from footnote.server.schemas import SourceOut
 from footnote.server.state import IngestJob, ServerState, get_state
 from footnote.store import SourceRecord
-from footnote.store.sessions import User
+from footnote.store.records import User
+from footnote.types import (
+    deletable_by,
+    owned_acl,
+    personal_group,
+    readable_by,
+    scoped_source_id,
+)
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/sources", tags=["sources"])
 State = Annotated[ServerState, Depends(get_state)]
 Caller = Annotated[User, Depends(current_user)]
@@ -59,8 +71,7 @@ class UploadLimit:
 
 def visible(user: User, record: SourceRecord) -> bool:
     """Whether the user may see this source."""
-    groups = record.source.acl_groups
-    return user.groups is None or not groups or bool(set(groups) & set(user.groups))
+    return readable_by(record.source, user.groups)
 
 
 def _out(record: SourceRecord) -> SourceOut:
@@ -82,7 +93,14 @@ async def upload_source(
     user: Caller,
     file: Annotated[UploadFile, File(description="A PDF, HTML, Markdown or text file.")],
     labels: Annotated[str, Form(description="Comma-separated labels.")] = "",
-    acl_groups: Annotated[str, Form(description="Comma-separated ACL groups.")] = "",
+    acl_groups: Annotated[
+        str,
+        Form(description="Comma-separated groups to share with (default: all of yours; "
+             "your `user:<id>` alone: private)."),
+    ] = "",
+    public: Annotated[
+        bool, Form(description="Visible to everyone (admins and the local user only).")
+    ] = False,
 ) -> SourceOut:
     """Upload a document; it is parsed and indexed in the background (poll its status)."""
     name = Path(file.filename or "upload").name
@@ -93,28 +111,107 @@ async def upload_source(
     limit = int(state.settings.server.max_upload_mb * 2**20)
     if file.size is not None and file.size > limit:
         raise ApiError(413, f"the upload is larger than {limit / 2**20:g} MiB")
-    groups = _split(acl_groups)
-    if user.groups is not None and not set(groups) <= set(user.groups):
-        raise ApiError(422, "acl_groups may only name groups you belong to")
+    owner, groups, is_public = _visibility(state, user, _split(acl_groups), public)
+    label_list = tuple(dict.fromkeys([*state.settings.ingest.default_labels, *_split(labels)]))
+    state.quotas.check_upload(user.id, file.size or 0)
     tmp = Path(tempfile.mkdtemp(dir=state.ws.dir))
     path = tmp / name
-    sha = await asyncio.to_thread(_save, file, path, limit)
-    if sha is None:
+    try:
+        sha = await asyncio.to_thread(_save, file, path, limit)
+        if sha is None:
+            raise ApiError(413, f"the upload is larger than {limit / 2**20:g} MiB")
+        state.quotas.charge_upload(user.id, path.stat().st_size)
+        acl = owned_acl(owner, tuple(dict.fromkeys(
+            [*state.settings.ingest.default_acl_groups, *groups])), public=is_public)  # fmt: skip
+        source_id = scoped_source_id(sha, owner, acl, label_list)
+        known = state.ws.store.get_source(source_id)
+        if known is not None:  # the same bytes, owner and visibility: this user's own record
+            return _out(known)
+        final = state.ws.dir / "uploads" / source_id / name
+        final.parent.mkdir(parents=True, exist_ok=True)
+        path.replace(final)
+        ticket = {"user_id": user.id, "owner": owner, "labels": label_list, "groups": groups,
+                  "public": is_public, "filename": name}  # fmt: skip
+        _write_ticket(final.parent, ticket)  # acknowledged: a restart resumes it
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise ApiError(413, f"the upload is larger than {limit / 2**20:g} MiB")
-    source_id = sha[:12]
-    final = state.ws.dir / "uploads" / source_id / name
-    final.parent.mkdir(parents=True, exist_ok=True)
-    path.replace(final)
-    shutil.rmtree(tmp, ignore_errors=True)
-    known = state.ws.store.get_source(source_id)
-    if known is not None:
-        return _out(known)
-    job = state.jobs.get(source_id)
-    if job is None or job.status != "processing":
-        job = state.jobs[source_id] = IngestJob(source_id, name)
-        state.spawn(_ingest(state, job, final, tuple(_split(labels)), tuple(groups)))
+    _start(state, source_id, final, ticket)
     return SourceOut(id=source_id, status="processing", filename=name)
+
+
+TICKET = "upload.json"
+"""Beside each upload: who sent it and how to ingest it, so an interrupted ingest resumes."""
+
+
+def _write_ticket(folder: Path, ticket: dict[str, Any]) -> None:
+    tmp = folder / (TICKET + ".tmp")
+    tmp.write_text(json.dumps(ticket))
+    tmp.replace(folder / TICKET)
+
+
+def job_id(source_id: str) -> str:
+    """The ingest job of an upload (one per source id: submitting it again is a no-op)."""
+    return f"upload-{source_id}"
+
+
+def _start(state: ServerState, source_id: str, path: Path, ticket: dict[str, Any]) -> None:
+    """Queue the upload's ingest job (again, when an earlier one finished without indexing it)."""
+    state.jobs[source_id] = IngestJob(source_id, path.name, ticket["user_id"])
+    payload = {"paths": [str(path)], "labels": list(ticket["labels"]),
+               "acl_groups": list(ticket["groups"]), "owner": ticket["owner"],
+               "public": bool(ticket["public"]), "user_id": ticket["user_id"],
+               "filename": path.name}  # fmt: skip
+    state.queue.submit("ingest", payload, job_id=job_id(source_id), rerun=True)
+    state.ensure_worker()
+
+
+def _job_state(state: ServerState, source_id: str) -> tuple[str, str | None] | None:
+    """(`processing` | `ready` | `failed`, error) of the upload's ingest job, or None."""
+    rec = state.queue.status(job_id(source_id))
+    if rec is None:
+        return None
+    if rec.state in ("queued", "running"):
+        return "processing", None
+    if rec.state == "failed":
+        log.warning("ingest job %s failed: %s", rec.id, rec.error)
+        return "failed", "internal error while ingesting (see the server log)"
+    failed = [f for f in (rec.result or {}).get("files", []) if f.get("outcome") == "failed"]
+    return ("failed", failed[0].get("error")) if failed else ("ready", None)
+
+
+def resume_uploads(state: ServerState) -> int:
+    """Restart the ingestion of acknowledged uploads a previous process did not finish (not
+    stored, or stored but not fully indexed); how many were restarted."""
+    n = 0
+    for ticket_path in sorted((state.ws.dir / "uploads").glob(f"*/{TICKET}")):
+        folder = ticket_path.parent
+        try:
+            ticket = json.loads(ticket_path.read_text())
+            path = folder / ticket["filename"]
+        except (OSError, ValueError, KeyError):
+            continue
+        record = state.ws.store.get_source(folder.name)
+        if path.is_file() and (record is None or not state.ws.indexer.is_indexed(folder.name)):
+            _start(state, folder.name, path, ticket)
+            n += 1
+    return n
+
+
+def _visibility(
+    state: ServerState, user: User, groups: list[str], public: bool
+) -> tuple[str, tuple[str, ...], bool]:
+    """(owner, ACL groups, public) of an upload by `user`, or 422 for groups they are not in."""
+    keyed = state.auth.has_keys()
+    owner = user.id if keyed else ""
+    if user.groups is None:  # the local user, an admin: any groups; public when none named
+        return owner, tuple(groups), public or not groups
+    if public:
+        raise ApiError(403, "only an admin may upload a public source")
+    if not set(groups) <= set(user.groups):
+        raise ApiError(422, "acl_groups may only name groups you belong to")
+    mine = personal_group(user.id)
+    chosen = groups or [g for g in user.groups if g != mine]
+    return owner, tuple(chosen), False
 
 
 def _save(file: UploadFile, path: Path, limit: int) -> str | None:
@@ -129,36 +226,17 @@ def _save(file: UploadFile, path: Path, limit: int) -> str | None:
     return h.hexdigest()
 
 
-async def _ingest(
-    state: ServerState, job: IngestJob, path: Path, labels: tuple[str, ...], groups: tuple[str, ...]
-) -> None:
-    async with state.ingest_lock:
-        try:
-            report = await asyncio.to_thread(
-                state.ws.ingest, [path], labels=labels, acl_groups=groups
-            )
-            failed = report.failed
-            job.status = "failed" if failed else "ready"
-            job.error = failed[0].error if failed else None
-        except Exception as exc:
-            job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
-
-
 @router.get("", response_model=list[SourceOut])
 async def list_sources(state: State, user: Caller) -> list[SourceOut]:
     """Sources the caller may see (newest first), then uploads still processing or failed."""
     out = [_out(r) for r in state.ws.store.list_sources() if visible(user, r)]
     ready = {s.id for s in out}
-    out += [
-        SourceOut(
-            id=j.source_id,
-            status=j.status if j.status != "ready" else "processing",
-            filename=j.filename,
-            error=j.error,
-        )
-        for j in state.jobs.values()
-        if j.source_id not in ready and j.status != "ready"
-    ]
+    for j in list(state.jobs.values()):
+        if j.user_id != user.id or j.source_id in ready:
+            continue
+        status, error = _job_state(state, j.source_id) or ("failed", "the upload was lost")
+        out.append(SourceOut(id=j.source_id, status="processing" if status == "ready" else status,
+                             filename=j.filename, error=error))  # fmt: skip
     return out
 
 
@@ -170,20 +248,30 @@ async def get_source(source_id: str, state: State, user: Caller) -> SourceOut:
         if not visible(user, record):
             raise not_found("source")
         return _out(record)
-    job = state.jobs.get(source_id)
-    if job is None:
+    rec = state.queue.status(job_id(source_id))  # queued by any replica sharing the queue
+    if rec is None or rec.payload.get("user_id") != user.id:
         raise not_found("source")
-    return SourceOut(id=source_id, status=job.status if job.status == "failed" else "processing",
-                     filename=job.filename, error=job.error)  # fmt: skip
+    status, error = _job_state(state, source_id) or ("processing", None)
+    return SourceOut(id=source_id, status=status if status == "failed" else "processing",
+                     filename=str(rec.payload.get("filename", "")), error=error)  # fmt: skip
+
+
+def _delete(state: ServerState, source_id: str) -> None:
+    from footnote.workspace.jobs import ingest_guard
+
+    with ingest_guard(state.ws):  # not while a job of this process ingests
+        state.ws.delete_source(source_id)
 
 
 @router.delete("/{source_id}", status_code=204)
 async def delete_source(source_id: str, state: State, user: Caller) -> Response:
-    """Delete a source, its blocks and index entries."""
+    """Delete a source, its blocks and index entries (its owner or an admin only)."""
     record = state.ws.store.get_source(source_id)
     if record is None or not visible(user, record):
         raise not_found("source")
+    if not deletable_by(record.source, user.id, admin=user.admin):
+        raise ApiError(403, "only the source's owner or an admin may delete it")
     async with state.ingest_lock:
-        await asyncio.to_thread(state.ws.delete_source, source_id)
+        await asyncio.to_thread(_delete, state, source_id)
     state.jobs.pop(source_id, None)
     return Response(status_code=204)

@@ -3,25 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 
 from footnote.config import Settings
-from footnote.events import Event
-from footnote.pipelines.memory import ConversationMemory, MessageWindow, make_window
+from footnote.jobs import JobQueue, Worker
+from footnote.pipelines.memory import ConversationMemory, MessageWindow
+from footnote.server.quotas import Quotas, RedisQuotas
+from footnote.server.relay import RedisRelay
 from footnote.server.runner import RunHub
-from footnote.store.runs import RunStore
-from footnote.store.sessions import SessionStore
+from footnote.store.base import AuthStore, ChatStore, EventStore, FeedbackStore, RunStore
 from footnote.workspace import Workspace
+from footnote.workspace.chat import AskFn
 
 if TYPE_CHECKING:
     from footnote.models import RoleModel
+    from footnote.workspace.research import ResearchParts
 
-AskFn = Callable[..., AsyncIterator[Event]]
-"""`ask(question, *, sources, user_groups, user_id, session_id, run_id)` like `Workspace.ask`."""
 
 
 @dataclass
@@ -34,20 +34,27 @@ class ServerDeps:
     rewrite_model: RoleModel | None = None
     summarise_model: RoleModel | None = None
     agent_model: RoleModel | None = None
+    judge_model: RoleModel | None = None
+    """Judges the agent's final answer (None: the bound `judge` role, if any)."""
     ask: AskFn | None = None
     window: MessageWindow | None = None
     use_models: bool = True
     """False: no rewrite/summarise/agent model unless given here (no model loads)."""
+    research: ResearchParts | None = None
+    """Parts of research runs (models, search, fetcher); None: from the workspace's config."""
+    graph_models: dict[str, RoleModel] | None = None
+    """Graph QA models by role (`understand`, `cypher`, `cypher_fallback`, `compose`); None:
+    the workspace's (none at all when `use_models` is False: templates and rules only)."""
 
 
 @dataclass
 class IngestJob:
-    """An upload being ingested in the background."""
+    """An upload this process queued for ingestion (its state is the job's, in the queue);
+    only its uploader sees it."""
 
     source_id: str
     filename: str
-    status: str = "processing"
-    error: str | None = None
+    user_id: str
 
 
 @dataclass
@@ -56,12 +63,15 @@ class ServerState:
 
     ws: Workspace
     deps: ServerDeps
-    sessions: SessionStore
-    runs: RunStore
     hub: RunHub
     memory: ConversationMemory
     window: MessageWindow
+    quotas: Quotas
+    queue: JobQueue
+    """The job queue of `jobs.url` (uploads are ingested as `ingest` jobs)."""
     jobs: dict[str, IngestJob] = field(default_factory=dict)
+    worker: Worker | None = None
+    """This process's own workers on the queue (`jobs.server_threads`), once started."""
     ingest_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     tool_cache: dict[str, tuple[float, str]] = field(default_factory=dict)
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
@@ -72,27 +82,67 @@ class ServerState:
         """The workspace settings."""
         return self.ws.settings
 
+    @property
+    def auth(self) -> AuthStore:
+        """Users and API keys."""
+        return self.ws.auth
+
+    @property
+    def chats(self) -> ChatStore:
+        """Sessions and messages."""
+        return self.ws.chats
+
+    @property
+    def events(self) -> EventStore:
+        """Run events."""
+        return self.ws.events
+
+    @property
+    def runs(self) -> RunStore:
+        """Runs and traces."""
+        return self.ws.runs
+
+    @property
+    def feedback(self) -> FeedbackStore:
+        """Feedback on runs."""
+        return self.ws.feedback
+
     @classmethod
     def build(cls, ws: Workspace, deps: ServerDeps) -> ServerState:
-        """Wire the stores, window and hub for a workspace."""
-        sessions = SessionStore(ws.store)
-        runs = RunStore(ws.store)
-        window = deps.window or make_window(ws.settings.server.redis_url, ws.settings.chat)
-        memory = ConversationMemory(sessions, window, ws.settings.chat)
-        return cls(ws, deps, sessions, runs, RunHub(sessions, runs), memory, window)
+        """Wire the window, memory and hub for a workspace."""
+        window = deps.window or ws.message_window()
+        memory = ConversationMemory(ws.chats, window, ws.settings.chat)
+        hub = RunHub(ws.events, ws.runs, relay(ws.settings))
+        quotas = (
+            RedisQuotas(ws.settings.server, hub.in_flight, ws.settings.server.redis_url)
+            if hub.relay is not None
+            else Quotas(ws.settings.server, hub.in_flight)
+        )
+        from footnote.workspace.jobs import open_queue, register_tasks
+
+        queue = open_queue(ws.settings)
+        register_tasks(queue, ws)
+        return cls(ws, deps, hub, memory, window, quotas, queue)
+
+    def ensure_worker(self) -> None:
+        """Start this process's job workers unless `jobs.server_threads` is 0 (or they run)."""
+        threads = self.settings.jobs.server_threads
+        if self.worker is None and threads > 0:
+            self.worker = self.queue.worker(threads)
+            self.worker.start()
+
+    def stop_worker(self) -> None:
+        """Stop taking jobs (a job running now is left to finish, or to be retried)."""
+        if self.worker is not None:
+            self.worker.stop(graceful=False)
+            self.worker = None
 
     def model(self, which: str) -> RoleModel | None:
-        """The rewrite / summarise / agent model: injected, else the bound role, else None."""
+        """The rewrite / summarise / agent / judge model: injected, else the bound role, else None."""
         given: RoleModel | None = getattr(self.deps, f"{which}_model")
         if given is not None or not self.deps.use_models:
             return given
-        role = {
-            "rewrite": self.settings.chat.rewrite_role,
-            "summarise": "summarise",
-            "agent": self.settings.agent.role,
-        }[which]
-        roles = self.ws.models
-        return roles.chat(role) if roles.is_bound(role) else None
+        return self.ws.chat_role_model(which)
 
     def ask(self) -> AskFn:
         """The ask entry point (the workspace's, unless a stub was injected)."""
@@ -104,6 +154,16 @@ class ServerState:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return task
+
+
+def relay(settings: Settings) -> RedisRelay | None:
+    """The cross-replica relay: on when replicas can share the workspace (a PostgreSQL store)
+    and Redis is configured (`server.redis_url`)."""
+    if settings.server.redis_url and settings.store_url.startswith(
+        ("postgresql://", "postgres://")
+    ):
+        return RedisRelay(settings.server.redis_url, lease_s=settings.server.run_lease_s)
+    return None
 
 
 def get_state(request: Request) -> ServerState:

@@ -1,6 +1,22 @@
-"""Persistence behind protocols: SQLite by default (`open_store`)."""
+"""Persistence behind protocols (`store.base`), with records in `store.records`; the embedded
+SQLite implementations in `store.sqlite`, graph engines in `store.graph`."""
 
-from footnote.store.base import DocumentStore, SourceRecord
-from footnote.store.sqlite import SqliteStore, open_store
+from footnote.store.base import (
+    AuthStore,
+    ChatStore,
+    DocumentStore,
+    EventStore,
+    FeedbackStore,
+    RunStore,
+)
+from footnote.store.records import SourceRecord
 
-__all__ = ["DocumentStore", "SourceRecord", "SqliteStore", "open_store"]
+__all__ = [
+    "AuthStore",
+    "ChatStore",
+    "DocumentStore",
+    "EventStore",
+    "FeedbackStore",
+    "RunStore",
+    "SourceRecord",
+]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import KW_ONLY, dataclass
+from typing import Literal
 
 from footnote.types import Block, cell_id, parse_evidence_id
 
@@ -18,7 +19,11 @@ class Evidence:
     _: KW_ONLY
     relevance: float = 0.0
     context: str = ""
-    """Surrounding text shown to the judge (a cell's row); numbers are checked against `text` only."""
+    """Surrounding text shown to the judge (a cell's row; for a result row, the query's
+    parameters); numbers are checked against `text` only."""
+    kind: Literal["block", "row"] = "block"
+    """`row`: a graph result row, whose sentences are checked value by value
+    (`verify.values`) instead of by word overlap."""
 
     @property
     def page(self) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,48 @@ def test_claims_and_deterministic_verifier(tmp_path: Path) -> None:
     assert result["deterministic"] == {"accuracy": 1.0, "precision": 1.0, "recall": 1.0, "f1": 1.0}
     with_judge = evaluate_verifier(items, judge=lambda claim, passage: 0.9)
     assert with_judge["judge"]["precision"] == 0.5  # the judge says yes to the unrelated claim too
+
+
+HELD_OUT = (
+    "N18-3011",
+    "2020.acl-main.207",
+    "2020.acl-main.447",
+    "2023.eacl-main.121",
+    "elegantpaper",
+)
+
+
+def test_footnote_dev_set_is_packaged_and_splits_by_id_parity(tmp_path: Path) -> None:
+    full = load_dataset("footnote-dev", data_dir=tmp_path, cache_dir=tmp_path / "c")
+    fit = load_dataset("footnote-dev-fit", data_dir=tmp_path, cache_dir=tmp_path / "c")
+    test = load_dataset("footnote-dev-test", data_dir=tmp_path, cache_dir=tmp_path / "c")
+    assert len(full.cases) >= 80
+    assert {c.id for c in fit.cases} | {c.id for c in test.cases} == {c.id for c in full.cases}
+    assert not {c.id for c in fit.cases} & {c.id for c in test.cases}
+    assert all(int(c.id[-1]) % 2 == 0 for c in fit.cases)
+    for half in (fit, test):
+        assert {c.type for c in half.cases} == {c.type for c in full.cases}
+    zh = [c for c in full.cases if c.lang == "zh"]
+    assert len(zh) >= max(20, len(full.cases) // 4)
+    assert not [c.paper for c in full.cases if any(h in c.paper for h in HELD_OUT)]
+    for c in full.cases:
+        assert full.paper_path(c) == (tmp_path / c.paper).resolve()
+        assert c.unanswerable == (c.type == "unanswerable")
+        assert c.unanswerable or (c.accept and c.evidence and all(e.page for e in c.evidence))
+
+
+REPO = Path(__file__).resolve().parents[3]
+SHARED = Path(os.environ.get("FOOTNOTE_EVAL__DATA_DIR") or REPO.parent / "shared" / "data")
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not (SHARED / "sci-pdfs").is_dir(), reason="needs ../shared/data (absent)")
+def test_footnote_dev_quotes_are_on_their_pages() -> None:
+    import subprocess
+    import sys
+
+    script = REPO / "scripts" / "check-devset"
+    done = subprocess.run(
+        [sys.executable, str(script), "--data-dir", str(SHARED)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

@@ -120,7 +120,7 @@ def test_aggregate_refusal_rates_and_fabricated_ids() -> None:
     assert m["refusal_recall"] == 0.5
     assert m["false_refusal_rate"] == 0.5
     assert m["answer_match"] == 0.5
-    assert m["fabricated_ids"] == 0.0 and m["fabricated_ids_trace"] == 0.5
+    assert m["fabricated_ids"] == 0.5 and m["fabricated_in_output"] == 0
     assert m["citation_precision"] == 1.0 and m["citation_recall"] == 1.0
     cal = calibration(scores, 5)
     assert cal[4]["n"] == 1 and cal[4]["accuracy"] == 1.0

@@ -71,3 +71,14 @@ def test_reports_are_written_with_inline_svg(tmp_path: Path) -> None:
     assert page.count("<svg") == 3 and "<script" not in page
     assert build_report(run)["by_type"]["fact_lookup"]["n"] == 2
     assert len(terminal_tables(report)) == 3
+
+
+def test_a_case_added_after_a_torn_line_is_kept(tmp_path: Path) -> None:
+    """A run resumed after a crash mid-write: the next case starts on a line of its own."""
+    run = create_run(tmp_path, "r2", {"case_ids": ["a", "b", "c"], "dataset": "d"})
+    run.add(_record("a", "0.74"))
+    with (run.dir / "cases.jsonl").open("a") as f:
+        f.write('{"case": {"id": "b"')  # the worker was killed mid-write
+    resumed = open_run(tmp_path, "r2")
+    resumed.add(_record("c", "0.74"))
+    assert open_run(tmp_path, "r2").done_ids == {"a", "c"}

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from footnote.config import GraphSettings
-from footnote.index.graph_align import EntityIndex
+from footnote.index.graph.align import EntityIndex, entity_index
 from footnote.models.fake import HashEmbedder
-from footnote.pipelines.graph_io import GraphCatalog, entity_index
-from footnote.store.graph_base import GraphSpec
-from footnote.store.graph_ladybug import LadybugGraph
+from footnote.store.graph.base import GraphSpec
+from footnote.store.graph.ladybug import LadybugGraph
+from footnote.workspace import graph_catalog
 
 _spec = importlib.util.spec_from_file_location(
     "graph_films", Path(__file__).resolve().parents[2] / "data" / "graph_films.py"
@@ -29,7 +29,7 @@ FILMS, NODES, RELS = graph_films.FILMS, graph_films.NODES, graph_films.RELS
 @pytest.fixture(scope="session")
 def films_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("graphs")
-    GraphCatalog(GraphSettings(dir=str(root)), root).create(
+    graph_catalog(GraphSettings(dir=str(root)), root).create(
         GraphSpec.model_validate(FILMS), NODES, RELS
     )
     return root
@@ -37,7 +37,7 @@ def films_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture()
 def films(films_dir: Path) -> Iterator[LadybugGraph]:
-    g = GraphCatalog(GraphSettings(dir=str(films_dir)), films_dir).open("films")
+    g = graph_catalog(GraphSettings(dir=str(films_dir)), films_dir).open("films")
     assert isinstance(g, LadybugGraph)
     yield g
     g.close()

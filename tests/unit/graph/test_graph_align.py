@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from footnote.index.graph_align import Entity, EntityIndex
+from footnote.index.graph.align import Entity, EntityIndex
 from footnote.models.fake import HashEmbedder
 
 ENTS = [

@@ -7,8 +7,8 @@ from typing import Any
 import graph_films  # type: ignore[import-not-found]  # registered by conftest.py
 import pytest
 
-from footnote.index.cypher_guard import GraphGuard
-from footnote.store.graph_ladybug import LadybugGraph
+from footnote.store.graph.ladybug import LadybugGraph
+from footnote.verify.cypher.guard import GraphGuard
 
 CASES = graph_films.load_attacks()
 

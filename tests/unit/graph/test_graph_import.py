@@ -11,13 +11,8 @@ from typer.testing import CliRunner
 
 from footnote.cli import app
 from footnote.config import GraphSettings
-from footnote.pipelines.graph_io import (
-    GraphCatalog,
-    library_rows,
-    library_spec,
-    parse_create_script,
-)
-from footnote.workspace import Workspace
+from footnote.pipelines.graph.sources import library_rows, library_spec, parse_create_script
+from footnote.workspace import Workspace, graph_catalog
 
 runner = CliRunner()
 
@@ -72,9 +67,9 @@ def test_library_graph_from_the_store(tmp_path: Path) -> None:
         report = ws.ingest([doc], index=False)
         assert not report.failed
         nodes, rels = library_rows(ws.store)
-        counts = GraphCatalog(GraphSettings(), ws.dir).create(library_spec(), nodes, rels)
+        counts = graph_catalog(GraphSettings(), ws.dir).create(library_spec(), nodes, rels)
         assert counts["Paper"] == 1 and counts["Section"] >= 2
-        store = GraphCatalog(GraphSettings(), ws.dir).open("library")
+        store = graph_catalog(GraphSettings(), ws.dir).open("library")
         rows = store.query("MATCH (p:Paper)-[:HAS_SECTION]->(s:Section) RETURN s.title AS t",
                            {}, limit=50, timeout_s=5).rows  # fmt: skip
         store.close()

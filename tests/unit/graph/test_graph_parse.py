@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from footnote.index.cypher_parse import CypherSyntaxError, scan, tokenize
+from footnote.verify.cypher.parse import CypherSyntaxError, scan, tokenize
 
 
 def test_keywords_inside_strings_and_comments_are_data() -> None:

@@ -8,13 +8,13 @@ from typing import Any
 
 from footnote.config import GraphSettings
 from footnote.events import CypherEvent, Event, Final, Guard, Intent, Rows
-from footnote.index.cypher_guard import Principal
-from footnote.index.graph_align import EntityIndex
+from footnote.index.graph.align import EntityIndex
 from footnote.models.fake import FakeChatModel
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph_qa import GraphDeps, GraphQAPipeline, GraphRequest
-from footnote.store.graph_ladybug import LadybugGraph
+from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.store.graph.ladybug import LadybugGraph
+from footnote.verify.cypher.guard import Principal
 
 
 def role(name: str, script: Sequence[str]) -> RoleModel:

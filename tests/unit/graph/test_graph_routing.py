@@ -11,16 +11,16 @@ import pytest
 
 from footnote.config import GraphSettings
 from footnote.events import CypherEvent, Event, Status
-from footnote.index.cypher_guard import Principal
-from footnote.index.graph_align import EntityIndex
+from footnote.index.graph.align import EntityIndex
 from footnote.models.fake import FakeChatModel
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph_io import demo_spec
-from footnote.pipelines.graph_qa import GraphDeps, GraphQAPipeline, GraphRequest
-from footnote.pipelines.graph_understand import Constraint, template_misfit
-from footnote.store.graph_base import GraphSpec
-from footnote.store.graph_ladybug import LadybugGraph
+from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.pipelines.graph.sources import demo_spec
+from footnote.pipelines.graph.understand import Constraint, template_misfit
+from footnote.store.graph.base import GraphSpec
+from footnote.store.graph.ladybug import LadybugGraph
+from footnote.verify.cypher.guard import Principal
 
 MOVIES = demo_spec("movies")
 NORTHWIND = demo_spec("northwind")

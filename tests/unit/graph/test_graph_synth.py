@@ -6,12 +6,12 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from footnote.eval.graph_synth import synthesise
 from footnote.models.base import Message
 from footnote.models.fake import FakeChatModel
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph_synth import synthesise
-from footnote.store.graph_ladybug import LadybugGraph
+from footnote.store.graph.ladybug import LadybugGraph
 
 BATCH = {
     "pairs": [
@@ -85,3 +85,26 @@ def test_synth_limits_pairs_of_one_shape(films: LadybugGraph, tmp_path: Path) ->
         films, _model([json.dumps(batch)] * 3), 3, tmp_path / "p.jsonl", max_per_shape=2
     )
     assert report["kept"] == 2 and report["rejected"]["same_shape"] == 1
+
+
+def test_synth_from_facts_keeps_checked_pairs(films: LadybugGraph, tmp_path: Path) -> None:
+    import random
+
+    from footnote.eval.graph_facts import fact_query, synthesise_from_facts
+
+    rng = random.Random(1)
+    for shape in ("property", "neighbours", "reverse", "count", "top"):
+        fact = fact_query(films, shape, rng)
+        assert fact is not None and fact.cypher.startswith("MATCH"), shape
+    writer = _model([json.dumps({"question": f"Question {i}?"}) for i in range(40)])
+    verdicts = [json.dumps({"matches": i % 2 == 0}) for i in range(40)]  # every other disagrees
+    checker = RoleModel("judge", FakeChatModel(verdicts), ledger=Ledger(), external=False)
+    out, lib = tmp_path / "pairs.jsonl", tmp_path / "examples.jsonl"
+    report = synthesise_from_facts(films, writer, checker, 3, out, library=lib, seed=3)
+    assert report["kept"] == 3 and report["rejected"]["disagreed"] >= 2
+    assert report["model_calls"] == 2 * (report["kept"] + report["rejected"]["disagreed"])
+    pairs = [json.loads(x) for x in lib.read_text().splitlines()]
+    assert len(pairs) == 3 and all(p["cypher"].startswith("MATCH") for p in pairs)
+    for p in pairs:  # every kept query runs and returns a value
+        assert films.query(p["cypher"], {}, limit=5, timeout_s=5).rows
+    assert len(out.read_text().splitlines()) == 3

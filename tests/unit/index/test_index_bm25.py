@@ -13,6 +13,13 @@ import footnote.index.postings as postings
 from footnote.index import SearchFilters
 from footnote.index.lexical import SqliteLexical
 
+
+@pytest.fixture(params=["fts", "memory"])
+def lexical_mode(request: pytest.FixtureRequest) -> str:
+    """These tests are about SQLite FTS5 and its in-memory index only."""
+    return str(request.param)
+
+
 WORDS = [
     "graph",
     "neural",

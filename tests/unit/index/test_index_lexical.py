@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import TABLE, make_doc
 
-from footnote.index.tokens import fts_match
+from footnote.index.lexical_text import fts_match
 
 
 def test_stemming_running_finds_runs(make_env):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import make_doc
 
 from footnote.index import SearchFilters
 from footnote.index.fusion import Fused, linear, mmr, rrf
+from footnote.models.roles import RoleEmbedder
 
 TOPICS = [
     "protein folding",
@@ -55,18 +57,19 @@ def test_deletion_removes_entries(make_env):
     env = make_env()
     keep = env.add(make_doc("keep", [("S", "alpha beta gamma")]))
     gone = env.add(make_doc("gone", [("S", "alpha beta delta"), ("S", "alpha epsilon")]))
-    conn = env.store.conn
-    assert conn.execute("SELECT count(*) FROM blocks_fts").fetchone()[0] == 3
+    assert env.count("blocks_fts") == 3
     env.store.delete_source(gone)
     env.indexer.remove_source(gone)
     for table in ("blocks_fts", "index_blocks", "block_vectors"):
-        assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1, table
+        assert env.count(table) == 1, table
     assert {h.block.source_id for h in env.searcher.search("alpha delta")} == {keep}
     env.indexer.remove_source(keep)  # without store deletion
     assert env.searcher.search("alpha") == []
 
 
-def test_exact_and_ann_agree(make_env, tmp_path):
+def test_exact_and_ann_agree(make_env, tmp_path, lexical_mode):
+    if lexical_mode == "postgres":
+        pytest.skip("the HNSW file is the embedded backend's (pgvector: test_index_pgvector.py)")
     exact = make_env(ann_threshold=10_000, k=10)
     ann = make_env(ann_threshold=5, k=10, filtered_exact_max=0)
     docs = [make_doc(f"d{i}", _corpus(40)[i::4], acl=("g",) if i == 0 else ()) for i in range(4)]
@@ -171,8 +174,13 @@ def test_reindex_all_new_model(make_env):
     from footnote.index import Indexer
     from footnote.models.fake import HashEmbedder
 
-    idx = Indexer(env.store, HashEmbedder(name="fake:other"), env.settings, env.index_dir)
+    other = RoleEmbedder(HashEmbedder(name="fake:other"), url="fake:other", external=False)
+    backends = {}
+    if env.postgres:
+        from footnote.index.postgres import PgLexical, PgVectors
+
+        backends = {"lexical": PgLexical(env.store), "vectors": PgVectors(env.store, other.name, other.dim, env.settings)}
+    idx = Indexer(env.store, other, env.settings, env.index_dir, **backends)
     stats = idx.reindex_all()
     assert [s.source_id for s in stats] == [sid] and stats[0].embedded == 5
-    models = {r[0] for r in env.store.conn.execute("SELECT model FROM block_vectors")}
-    assert models == {"fake:other"}
+    assert env.models() == {"fake:other"}

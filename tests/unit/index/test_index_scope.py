@@ -9,12 +9,20 @@ import numpy as np
 import pytest
 from conftest import make_doc
 
-import footnote.store.migrations as migrations
+import footnote.store.sqlite.migrations as migrations
 from footnote.index import SearchFilters
 from footnote.index.lexical import SqliteLexical
+from footnote.index.lexical_text import fts_columns
 from footnote.index.scope import prune_terms, section_token
-from footnote.index.tokens import fts_columns
-from footnote.store import SqliteStore
+from footnote.store.rows import block_row
+from footnote.store.sqlite import SqliteStore
+
+
+@pytest.fixture(params=["fts", "memory"])
+def lexical_mode(request: pytest.FixtureRequest) -> str:
+    """These tests are about SQLite FTS5 and its in-memory index only."""
+    return str(request.param)
+
 
 LAZY = pytest.mark.parametrize("lazy", [0.0, 2.0])  # broad filters: always / never SQL
 
@@ -106,9 +114,10 @@ def test_pruning_drops_common_terms(make_env):
     assert full[0] == rows[0] and len(full) == 31
 
 
-def test_migration_0003_rebuilds_old_fts(tmp_path, monkeypatch):
+def test_migration_0005_rebuilds_old_fts(tmp_path, monkeypatch):
     path = tmp_path / "old.db"
-    old = [m for m in migrations.MIGRATIONS if m[0] != "0003_fts_scope"]
+    names = [m[0] for m in migrations.MIGRATIONS]
+    old = migrations.MIGRATIONS[: names.index("0005_fts_scope")]  # a workspace from before 0005
     monkeypatch.setattr(migrations, "MIGRATIONS", old)
     store = SqliteStore(path)
     pub, sec = (
@@ -116,7 +125,18 @@ def test_migration_0003_rebuilds_old_fts(tmp_path, monkeypatch):
         make_doc("s", [("Intro", "obsidian mirror")], acl=("g",)),
     )
     for doc in (pub, sec):
-        store.save_document(doc)
+        src = doc.source  # rows as the store of that time wrote them
+        store.conn.execute(
+            "INSERT INTO sources (id, kind, title, uri, sha256, pages, lang, version, "
+            "source_type, labels, acl_groups, warnings, sections) "
+            "VALUES (?,?,?,?,?,1,'en',1,'unknown','[]',?,'[]','[]')",
+            (src.id, src.kind, src.title, src.uri, src.sha256, json.dumps(list(src.acl_groups))),
+        )
+        store.conn.executemany(
+            "INSERT INTO blocks (id, source_id, kind, text, page, bbox, section_path, ord, "
+            "lang, data) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [block_row(b) for b in doc.blocks],
+        )
         for b in doc.blocks:  # what 0002's SqliteLexical.add wrote
             key = store.conn.execute(
                 "INSERT INTO index_blocks(block_id) VALUES (?)", (b.id,)
@@ -147,7 +167,7 @@ def test_vector_refresh_is_incremental(make_env):
     vec.refresh()
     reads = []
     real = vec._append
-    vec._append = lambda new: (reads.append(new), real(new))[1]
+    vec._append = lambda snap, new: (reads.append(new), real(snap, new))[1]
     env.add(make_doc("b", [("S", f"beta {i}") for i in range(3)]))
     vec.refresh()
     assert len(vec.keys) == 8 and len(reads) == 1 and len(reads[0]) == 3  # only new rows read
@@ -158,5 +178,6 @@ def test_vector_refresh_is_incremental(make_env):
     fresh = type(vec)(env.store, vec.model, vec.dim, env.settings, env.index_dir)
     fresh.refresh()
     assert np.array_equal(fresh.keys, vec.keys) and np.allclose(fresh.matrix, vec.matrix)
-    assert np.array_equal(fresh._page, vec._page) and np.array_equal(fresh._kind, vec._kind)
-    assert {vec._sources[s] for s in vec._sources} >= set(vec._src.tolist())
+    new, old = fresh.refresh(), vec.refresh()
+    assert np.array_equal(new.page, old.page) and np.array_equal(new.kind, old.kind)
+    assert {old.sources[s] for s in old.sources} >= set(old.src.tolist())

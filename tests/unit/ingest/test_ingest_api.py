@@ -18,7 +18,7 @@ def test_discover_expands_folders_and_keeps_explicit_files(tmp_path: Path) -> No
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "x.md").write_text("# x")
     (tmp_path / "a" / "y.PDF").write_bytes(b"%PDF-")
-    (tmp_path / "a" / "z.docx").write_bytes(b"")
+    (tmp_path / "a" / "z.odt").write_bytes(b"")
     (tmp_path / "a" / ".hidden").mkdir()
     (tmp_path / "a" / ".hidden" / "h.md").write_text("# h")
     odd = tmp_path / "odd.xyz"
@@ -69,3 +69,30 @@ def test_duplicates_merged_short_fragments_merged_long_split(tmp_path: Path) -> 
     assert not any(t == "Tiny bit." for t in texts)
     assert all(len(t) <= 300 for t in texts)
     assert all(t.endswith(".") for t in texts)
+
+
+def test_workers_setting_parses_a_folder_in_worker_processes(tmp_path: Path) -> None:
+    import os
+
+    from footnote.ingest.pool import parse_many
+
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"d{i}.md"
+        p.write_text(f"# Doc {i}\n\n{PARA}{i}\n", encoding="utf-8")
+        paths.append(p)
+    bad = tmp_path / "bad.pdf"
+    bad.write_text("not a pdf")
+    paths.append(bad)
+    here = list(parse_many(paths, IngestSettings(workers=1)))
+    assert {r.pid for r in here} == {os.getpid()}
+    pooled = list(parse_many(paths, IngestSettings(workers=2)))
+    assert os.getpid() not in {r.pid for r in pooled}
+    assert [r.path for r in pooled] == paths  # results in the order given
+    assert [r.document.source.title for r in pooled[:3] if r.document] == [
+        "Doc 0",
+        "Doc 1",
+        "Doc 2",
+    ]
+    assert pooled[3].document is None and pooled[3].error is not None
+    assert [b.id for b in pooled[0].document.blocks] == [b.id for b in here[0].document.blocks]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from footnote.ingest.blocks import split_sentences
-from footnote.ingest.cleanup import clean_text, detect_lang, garbled_reason, join_lines
+from footnote.ingest.cleanup import clean_text, garbled_reason, join_lines
+from footnote.textnorm import split_sentences
+from footnote.textnorm import text_lang as detect_lang
 
 
 def test_ligatures_expand() -> None:
@@ -54,3 +55,16 @@ def test_sentence_split_english_and_chinese() -> None:
         "Third!",
     ]
     assert split_sentences("第一句。第二句！第三句？") == ["第一句。", "第二句！", "第三句？"]
+
+
+def test_surrogate_pairs_from_pdf_glyphs_are_joined() -> None:
+    # Paper Plain's equation (1) read glyph by glyph: math italic E as two UTF-16 halves; the
+    # formula's LaTeX kept them and the whole PDF failed to store ("surrogates not allowed")
+    from footnote.ingest.cleanup import join_surrogates
+
+    raw = "\ud835\udc38[\ud835\udc66]=\ud835\udefd_{0}"
+    joined = join_surrogates(raw)
+    assert joined == "𝐸[𝑦]=𝛽_{0}"
+    joined.encode("utf-8")
+    assert join_surrogates("a\ud835b") == "ab"
+    assert join_surrogates("plain") == "plain"

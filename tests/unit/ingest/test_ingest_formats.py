@@ -93,6 +93,7 @@ def test_markdown_tokens(tmp_path: Path) -> None:
     assert by_kind["table"].table is not None
     assert by_kind["table"].table.header == (("Model", "Score"),)
     assert by_kind["formula"].formula_number == "2"
+    assert by_kind["formula"].latex == "E = m c^2"
     assert "first step" in by_kind["list"].text and "second step" in by_kind["list"].text
     assert any("link that keeps its text" in b.text for b in doc.blocks)
     assert by_kind["list"].section_path == ("Markdown Paper", "Method")
@@ -138,3 +139,56 @@ def test_html_saved_as_txt_is_parsed_as_html(tmp_path: Path) -> None:
     assert any("HTML" in w for w in doc.source.warnings)
     assert not any("<meta" in b.text or "<p>" in b.text for b in doc.blocks)
     assert any("second Governor of Missouri" in b.text for b in doc.blocks)
+
+
+def test_html_keeps_text_around_inline_children_and_tails(tmp_path: Path) -> None:
+    page = (
+        "<html><body><div>Revenue rose <b>12%</b> in 2023</div>"
+        "<div>Costs fell <i>3%</i>, and margins grew.</div></body></html>"
+    )
+    doc = parse_file(_write(tmp_path, "fin.html", page), SETTINGS)
+    text = "\n".join(b.text for b in doc.blocks)
+    assert "Revenue rose 12% in 2023" in text
+    assert "Costs fell 3%, and margins grew." in text
+
+
+def test_html_article_header_and_mixed_containers(tmp_path: Path) -> None:
+    page = (
+        "<html><body><nav>Home | About</nav><article><header><h1>Quarterly results</h1>"
+        "<p>By A. Writer</p></header><div>Revenue rose <b>12%</b> in 2023 <span>while</span> "
+        "costs fell.<p>A second paragraph of the report.</p>And a tail after it.</div>"
+        "<h2>Outlook</h2><p>Growth is expected to continue.</p></article></body></html>"
+    )
+    doc = parse_file(_write(tmp_path, "article.html", page), SETTINGS)
+    blocks = [(b.kind, b.text) for b in doc.blocks]
+    assert ("heading", "Quarterly results") in blocks and ("heading", "Outlook") in blocks
+    texts = [t for _, t in blocks]
+    assert "Revenue rose 12% in 2023 while costs fell." in texts
+    assert (
+        texts.index("Revenue rose 12% in 2023 while costs fell.")
+        < texts.index("A second paragraph of the report.")
+        < texts.index("And a tail after it.")
+    )
+    assert "Home | About" not in "\n".join(texts)
+    growth = next(b for b in doc.blocks if b.text.startswith("Growth"))
+    assert growth.section_path == ("Quarterly results", "Outlook")
+
+
+def test_html_meta_tags_give_bibliographic_metadata(tmp_path: Path) -> None:
+    page = (
+        "<html><head><title>Checked Citations | Journal</title>"
+        '<meta name="citation_title" content="Checked Citations">'
+        '<meta name="citation_author" content="Lovelace, Ada">'
+        '<meta name="citation_author" content="Turing, Alan">'
+        '<meta name="citation_publication_date" content="2021/03/04">'
+        '<meta name="citation_doi" content="10.1234/cite.42">'
+        "</head><body><article><h1>Checked Citations</h1><p>" + "Body text. " * 20 + "</p>"
+        "</article></body></html>"
+    )
+    doc = parse_file(_write(tmp_path, "p.html", page), SETTINGS)
+    assert doc.source.authors == ("Lovelace, Ada", "Turing, Alan")
+    assert doc.source.published_at == "2021-03-04" and doc.source.doi == "10.1234/cite.42"
+    og = '<html><head><meta property="article:published_time" content="2024-06-01T10:00:00Z">'
+    og += '<meta name="author" content="Grace Hopper"></head><body><p>x</p></body></html>'
+    other = parse_file(_write(tmp_path, "q.html", og), SETTINGS)
+    assert other.source.published_at == "2024-06-01" and other.source.authors == ("Grace Hopper",)

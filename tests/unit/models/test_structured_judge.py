@@ -31,7 +31,7 @@ def _role(model: object, ledger: Ledger | None = None, role: str = "compose"):  
 
 def test_structured_first_try_with_fences() -> None:
     fake = FakeChatModel(['Sure:\n```json\n{"answer": "Paris", "citations": [1]}\n```'])
-    out = structured(_role(fake), MSG, Answer)
+    out = structured(_role(fake), MSG, Answer, labels=())
     assert out == Answer(answer="Paris", citations=[1])
     sys_msg = fake.calls[0][0]
     assert (
@@ -43,16 +43,16 @@ def test_structured_first_try_with_fences() -> None:
 
 def test_structured_passes_schema_when_supported() -> None:
     m = ProbeModel("p", '{"answer": "x", "citations": []}')
-    structured(_role(m), MSG, Answer)
+    structured(_role(m), MSG, Answer, labels=())
     assert m.calls[0]["json_schema"]["required"] == ["answer", "citations"]
     m2 = ProbeModel("p", '{"answer": "x", "citations": []}', caps=Capabilities(json_schema=False))
-    structured(_role(m2), MSG, Answer)
+    structured(_role(m2), MSG, Answer, labels=())
     assert m2.calls[0]["json_schema"] is None
 
 
 def test_structured_repair_path(ledger: Ledger) -> None:
     fake = FakeChatModel(['{"answer": "Paris"}', '{"answer": "Paris", "citations": [2]}'])
-    out = structured(_role(fake, ledger), MSG, Answer, run_id="r")
+    out = structured(_role(fake, ledger), MSG, Answer, labels=(), run_id="r")
     assert out.citations == [2]
     repair = fake.calls[1]
     assert repair[-2] == Message("assistant", '{"answer": "Paris"}')
@@ -63,15 +63,15 @@ def test_structured_repair_path(ledger: Ledger) -> None:
 def test_structured_gives_up_after_one_repair() -> None:
     fake = FakeChatModel(["no json here", '{"answer": 3}'])
     with pytest.raises(ModelOutputInvalid, match="Answer"):
-        structured(_role(fake), MSG, Answer)
+        structured(_role(fake), MSG, Answer, labels=())
     assert len(fake.calls) == 2
 
 
 def test_structured_uses_response_cache() -> None:
     m = ProbeModel("p", '{"answer": "x", "citations": []}')
     rm = _role(m)
-    structured(rm, MSG, Answer)
-    structured(rm, MSG, Answer)
+    structured(rm, MSG, Answer, labels=())
+    structured(rm, MSG, Answer, labels=())
     assert len(m.calls) == 1
 
 
@@ -89,7 +89,7 @@ def test_yes_probability_variants() -> None:
 
 def test_judge_from_logprobs(ledger: Ledger) -> None:
     m = ProbeModel("p", "Yes", top=({"Yes": math.log(0.8), "No": math.log(0.2)},))
-    p = judge_support(_role(m, ledger, "judge"), "Paris is in France.", "Paris, France.")
+    p = judge_support(_role(m, ledger, "judge"), "Paris is in France.", "Paris, France.", labels=())
     assert p == pytest.approx(0.8)
     call = m.calls[0]
     assert call["max_tokens"] == 1 and call["temperature"] == 0.0 and call["logprobs"] > 0
@@ -100,7 +100,7 @@ def test_judge_from_logprobs(ledger: Ledger) -> None:
 
 def test_judge_without_logprobs_parses_and_notes(ledger: Ledger) -> None:
     m = ProbeModel("p", "No", caps=Capabilities(logprobs=False))
-    assert judge_support(_role(m, ledger, "judge"), "c", "p") == 0.0
+    assert judge_support(_role(m, ledger, "judge"), "c", "p", labels=()) == 0.0
     assert ledger.records()[0].note == NO_LOGPROBS_NOTE
 
 

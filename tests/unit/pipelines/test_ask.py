@@ -15,8 +15,8 @@ from footnote.events import Event, Final, Verification
 from footnote.index import SearchFilters
 from footnote.models.base import Capabilities, Completion, Message
 from footnote.models.fake import FakeChatModel
-from footnote.pipelines.ask import AskDeps, AskPipeline, AskRequest
-from footnote.store import SqliteStore
+from footnote.pipelines.ask.pipeline import AskDeps, AskPipeline, AskRequest
+from footnote.store.sqlite import SqliteStore
 from footnote.textnorm import tokens
 from footnote.types import Answer, Block, Document, Hit, Source, Table, make_block_id, sha256_hex
 
@@ -41,11 +41,13 @@ class RoleAdapter:
     def complete(self, messages: Sequence[Message], **kw: Any) -> Completion:
         kw.pop("labels", None)
         kw.pop("run_id", None)
+        kw.pop("budget", None)
         return self.fake.complete(messages, **kw)
 
     def stream(self, messages: Sequence[Message], **kw: Any):  # type: ignore[no-untyped-def]
         kw.pop("labels", None)
         kw.pop("run_id", None)
+        kw.pop("budget", None)
         return self.fake.stream(messages, **kw)
 
 
@@ -235,8 +237,9 @@ def test_false_premise_is_corrected_with_a_citation(store: SqliteStore) -> None:
         ],
     )
     assert answer.status == "answered"
-    assert "95%" in answer.sentences[0].text and "85%" in answer.sentences[0].text
-    assert answer.sentences[0].citations
+    note = answer.sentences[-1]
+    assert "95%" in note.text and "85%" in note.text
+    assert note.factual and note.citations and note.citations[0].verdict == "supported"
 
 
 def test_judge_verdict_decides_weak(store: SqliteStore) -> None:

@@ -13,10 +13,12 @@ from footnote.models.base import Message
 from footnote.models.fake import FakeChatModel
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
-from footnote.pipelines.chat import ChatDeps, ChatPipeline, ChatTurn, needs_rewrite
+from footnote.pipelines.chat.pipeline import ChatDeps, ChatPipeline, ChatTurn, needs_rewrite
 from footnote.pipelines.memory import ConversationMemory, LocalWindow
-from footnote.store import SqliteStore
-from footnote.store.sessions import SessionStore
+from footnote.store.sqlite import (
+    SqliteChatStore,
+    SqliteStore,
+)
 from footnote.types import Answer, Sentence
 
 
@@ -55,8 +57,8 @@ class Asked:
 
 
 @pytest.fixture()
-def sessions(tmp_path: Path) -> SessionStore:
-    return SessionStore(SqliteStore(tmp_path / "f.db"))
+def sessions(tmp_path: Path) -> SqliteChatStore:
+    return SqliteChatStore(SqliteStore(tmp_path / "f.db"))
 
 
 async def _turn(pipe: ChatPipeline, memory: ConversationMemory, sid: str, text: str) -> list[Event]:
@@ -65,7 +67,7 @@ async def _turn(pipe: ChatPipeline, memory: ConversationMemory, sid: str, text: 
     return [e async for e in pipe.run(ChatTurn("u", sid, msg, reply))]
 
 
-async def test_follow_up_is_rewritten_and_standalone_one_is_not(sessions: SessionStore) -> None:
+async def test_follow_up_is_rewritten_and_standalone_one_is_not(sessions: SqliteChatStore) -> None:
     sid = sessions.create_session("u").id
     settings = ChatSettings()
     memory = ConversationMemory(sessions, LocalWindow(20, 60), settings)
@@ -92,7 +94,7 @@ async def test_follow_up_is_rewritten_and_standalone_one_is_not(sessions: Sessio
     assert msgs[3].content == "Answer to What recall did hybrid retrieval reach?."
 
 
-async def test_old_turns_fold_into_a_summary_within_budget(sessions: SessionStore) -> None:
+async def test_old_turns_fold_into_a_summary_within_budget(sessions: SqliteChatStore) -> None:
     sid = sessions.create_session("u").id
     settings = ChatSettings(history_turns=2, memory_tokens=200)
     memory = ConversationMemory(sessions, LocalWindow(20, 60), settings)
@@ -108,7 +110,7 @@ async def test_old_turns_fold_into_a_summary_within_budget(sessions: SessionStor
     assert "Summary of earlier turns" in ctx.render()
 
 
-async def test_window_hits_rebuilds_and_survives_a_failing_cache(sessions: SessionStore) -> None:
+async def test_window_hits_rebuilds_and_survives_a_failing_cache(sessions: SqliteChatStore) -> None:
     sid = sessions.create_session("u").id
     window = LocalWindow(4, 60)
     memory = ConversationMemory(sessions, window, ChatSettings(window_messages=4))
@@ -132,7 +134,7 @@ async def test_window_hits_rebuilds_and_survives_a_failing_cache(sessions: Sessi
 
 
 def test_a_rewrite_that_brings_in_foreign_words_is_rejected() -> None:
-    from footnote.pipelines.chat import _clean_rewrite
+    from footnote.pipelines.chat.pipeline import _clean_rewrite
 
     history = "user: How does hybrid retrieval work?\nassistant: It fuses BM25 and vectors."
     assert _clean_rewrite("What recall did hybrid retrieval reach?", "What recall did it reach?",
@@ -140,3 +142,56 @@ def test_a_rewrite_that_brings_in_foreign_words_is_rejected() -> None:
     assert _clean_rewrite("How big is the SciQ test set?", "And for Chinese?", history) == (
         "And for Chinese?"
     )
+
+
+async def test_the_summary_carries_its_labels_to_the_rewrite_model(
+    sessions: SqliteChatStore,
+) -> None:
+    """Turns citing a `no-external-model` source are folded into the summary; a later rewrite
+    (whose prompt holds that summary) must reach the gate with the label (issue #15)."""
+    sid = sessions.create_session("u").id
+    settings = ChatSettings(history_turns=1, memory_tokens=400)
+    memory = ConversationMemory(sessions, LocalWindow(20, 60), settings)
+    ledger = Ledger()
+    local = FakeChatModel(lambda msgs: "What about retrieval methods?")
+    external = RoleModel("summarise", FakeChatModel(lambda msgs: "What about retrieval methods?"),
+                         ledger=ledger, external=True, reroute=lambda: local)  # type: ignore[arg-type]  # fmt: skip
+    summaries = role(lambda msgs: "They discussed the SECRET memo and retrieval methods.")
+
+    def labels_for(msgs: Sequence[object]) -> tuple[str, ...]:
+        return ("no-external-model",) if any("SECRET" in m.content for m in msgs) else ()  # type: ignore[attr-defined]
+
+    deps = ChatDeps(memory, Asked(), settings, rewrite_model=external, summarise_model=summaries,
+                    labels_for=labels_for)  # fmt: skip
+    pipe = ChatPipeline(deps)
+    await _turn(pipe, memory, sid, "What does the SECRET memo say about retrieval methods?")
+    await _turn(pipe, memory, sid, "Which retrieval methods were compared in the study?")
+    await _turn(pipe, memory, sid, "Which retrieval methods were fastest in the study?")
+    session = sessions.get_session("u", sid)
+    assert session is not None and "SECRET" in session.summary
+    ctx = await memory.context("u", sid, before=99)
+    assert not any("SECRET" in m.content for m in ctx.turns)  # only the summary holds it
+    await _turn(pipe, memory, sid, "What about it?")
+    rewrites = [r for r in ledger.records() if r.role == "summarise"]
+    assert rewrites and all("rerouted" in r.note for r in rewrites), rewrites
+    assert session.summary_labels == ("no-external-model",)
+
+
+async def test_a_turns_own_model_calls_have_a_budget(sessions: SqliteChatStore) -> None:
+    """`chat.max_model_calls` bounds the rewrite and summary calls of one turn (issue #15)."""
+    sid = sessions.create_session("u").id
+    settings = ChatSettings(history_turns=1, memory_tokens=400, max_model_calls=1)
+    memory = ConversationMemory(sessions, LocalWindow(20, 60), settings)
+    ledger = Ledger()
+    rewriter = RoleModel("summarise", FakeChatModel(lambda m: "What about retrieval methods?"),
+                         ledger=ledger, external=False)  # type: ignore[arg-type]  # fmt: skip
+    summaries = RoleModel("understand", FakeChatModel(lambda m: "They discussed retrieval."),
+                          ledger=ledger, external=False)  # type: ignore[arg-type]  # fmt: skip
+    for text in ("Which retrieval methods were compared?", "Which ones were fastest?",
+                 "What about it?"):  # fmt: skip
+        pipe = ChatPipeline(ChatDeps(memory, Asked(), settings, rewrite_model=rewriter,
+                                     summarise_model=summaries))  # fmt: skip
+        before = len(ledger)
+        await _turn(pipe, memory, sid, text)
+        assert len(ledger) - before <= 1  # one call per turn at most, whatever it was for
+    assert len(ledger) >= 2

@@ -46,7 +46,7 @@ def test_unhandled_errors_use_the_shape_too(workspace: Workspace) -> None:
 
     app.router.routes.insert(0, app.router.routes.pop())  # ahead of the web app's `/` mount
 
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
         err = error_of(client.get("/v1/boom"), 500, "internal")
     assert "kaput" not in err["message"]
 
@@ -108,8 +108,8 @@ def test_feedback_leads_to_the_trace(client: TestClient) -> None:
 
 def test_keys_make_users_and_others_get_404(client: TestClient) -> None:
     state: ServerState = client.app.state.footnote  # type: ignore[attr-defined]
-    alice = {"Authorization": "Bearer " + state.sessions.add_key("alice", ("lab",))}
-    bob = {"X-API-Key": state.sessions.add_key("bob")}
+    alice = {"Authorization": "Bearer " + state.auth.add_key("alice", ("lab",))}
+    bob = {"X-API-Key": state.auth.add_key("bob")}
     error_of(client.get("/v1/sessions"), 401, "unauthorized")
     error_of(client.get("/v1/sessions", headers={"X-API-Key": "fn_wrong"}), 401, "unauthorized")
     sid = client.post("/v1/sessions", json={}, headers=alice).json()["id"]
@@ -138,7 +138,7 @@ def test_keys_make_users_and_others_get_404(client: TestClient) -> None:
 def test_openapi_and_heartbeats(tmp_path: Path) -> None:
     ws = Workspace.open(tmp_path / "ws", overrides={"server": {"sse_ping_s": 0.05}})
     app = create_app(ws, ServerDeps(ask=StubAsk(tokens=3, delay=0.2), use_models=False))
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         paths = client.get("/openapi.json").json()["paths"]
         assert {"/v1/sessions/{session_id}/messages", "/v1/runs/{run_id}/events"} <= set(paths)
         sid = client.post("/v1/sessions", json={}).json()["id"]

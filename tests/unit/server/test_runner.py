@@ -8,15 +8,17 @@ from pathlib import Path
 
 from footnote.events import AnswerDelta, Done, Event
 from footnote.server.runner import RunHub
-from footnote.store import SqliteStore
-from footnote.store.runs import RunStore
-from footnote.store.sessions import SessionStore
+from footnote.store.sqlite import (
+    SqliteEventStore,
+    SqliteRunStore,
+    SqliteStore,
+)
 
 
-def _hub(tmp_path: Path) -> tuple[RunHub, SessionStore]:
+def _hub(tmp_path: Path) -> tuple[RunHub, SqliteEventStore]:
     store = SqliteStore(tmp_path / "f.db")
-    sessions = SessionStore(store)
-    return RunHub(sessions, RunStore(store)), sessions
+    events = SqliteEventStore(store)
+    return RunHub(events, SqliteRunStore(store)), events
 
 
 async def _slow(n: int, gate: asyncio.Event | None = None) -> AsyncIterator[Event]:
@@ -59,3 +61,19 @@ async def test_cancel_emits_error_and_done(tmp_path: Path) -> None:
     assert '"cancelled"' in events[-2].data
     assert hub.runs.get_run("run_2")["status"] == "cancelled"  # type: ignore[index]
     assert not hub.cancel("run_2")
+
+
+async def test_an_internal_failure_keeps_its_text_inside(tmp_path: Path) -> None:
+    """Issue #15: a run's unexpected exception reached clients verbatim (paths, SQL, keys)."""
+    hub, events = _hub(tmp_path)
+
+    async def broken() -> AsyncIterator[Event]:
+        yield AnswerDelta("partial")
+        raise RuntimeError("sqlite3 at /srv/secret/path.db: token fn_abc123")
+
+    hub.start("run_x", "chat", "u", None, {}, broken)
+    await hub.wait("run_x")
+    stored = events.events("run_x")
+    assert [e.type for e in stored][-2:] == ["error", "done"]
+    assert "secret" not in stored[-2].data and "fn_abc123" not in stored[-2].data
+    assert '"internal"' in stored[-2].data

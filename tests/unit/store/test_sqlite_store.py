@@ -1,7 +1,8 @@
+from dataclasses import replace
 from pathlib import Path
 
-from footnote.store import SqliteStore
-from footnote.store.migrations import MIGRATIONS
+from footnote.store.sqlite import SqliteStore
+from footnote.store.sqlite.migrations import MIGRATIONS
 from footnote.types import Block, Document, Section, Source, Table, make_block_id, sha256_hex
 
 
@@ -45,6 +46,30 @@ def test_round_trip_and_idempotent_save(tmp_path: Path) -> None:
     assert back.blocks[3].table is not None and back.blocks[3].table.cell(1, 1) == "2"
 
 
+def test_metadata_parser_ocr_and_latex_round_trip(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "f.db")
+    doc = make_doc(b"meta")
+    source = replace(
+        doc.source,
+        authors=("Ada Lovelace", "Alan Turing"),
+        doi="10.1000/xyz123",
+        arxiv_id="2101.00001",
+        published_at="2021-01-04",
+        parser="tesseract 5.3.0 eng 200dpi",
+    )
+    blocks = (
+        replace(doc.blocks[0], ocr_confidence=0.91),
+        replace(doc.blocks[1], kind="formula", latex="E = mc^{2}"),
+        *doc.blocks[2:],
+    )
+    store.save_document(replace(doc, source=source, blocks=blocks))
+    back = store.get_document(source.id)
+    assert back is not None
+    assert back.source == replace(source, version=1)
+    assert back.blocks[0].ocr_confidence == 0.91 and back.blocks[2].ocr_confidence is None
+    assert back.blocks[1].latex == "E = mc^{2}"
+
+
 def test_new_version_supersedes_but_old_stays_addressable(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "f.db")
     old, new = make_doc(b"v1"), make_doc(b"v2")
@@ -74,3 +99,24 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "f.db")
     names = [r[0] for r in store.conn.execute("SELECT name FROM _migrations ORDER BY name")]
     assert names == sorted(n for n, _ in MIGRATIONS)
+
+
+def test_migrations_are_numbered_in_the_order_they_apply() -> None:
+    numbers = [int(name.split("_", 1)[0]) for name, _ in MIGRATIONS]
+    assert numbers == list(range(1, len(MIGRATIONS) + 1))
+
+
+def test_a_workspace_migrated_under_the_old_names_is_not_migrated_again(tmp_path: Path) -> None:
+    import sqlite3
+
+    from footnote.store.sqlite.migrations import RENAMED, apply_migrations
+
+    path = tmp_path / "old.db"
+    SqliteStore(path).close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    for old, new in RENAMED.items():  # what a workspace made before the renumbering holds
+        conn.execute("UPDATE _migrations SET name = ? WHERE name = ?", (old, new))
+    assert apply_migrations(conn) == []
+    names = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY name")]
+    assert names == sorted(name for name, _ in MIGRATIONS)
+    conn.close()

@@ -1,0 +1,242 @@
+"""Answers with the embedded model: today's pipeline vs the answering changes, same run, same cases.
+
+Each configuration is a set of `answering.*` overrides on one workspace (swapped case by case,
+so the two configurations of a case run back to back on the same loaded model; papers ingested once,
+in `bench/out/ask_retrieval/dev` for the dev set and `bench/out/ask_quality/qasper` for QASPER).
+`today` switches every change off (search order, no table cells by code, no translated query,
+no answerability call); `new` is the defaults; `+rerank` is `new` with `retrieval.rerank` on
+(the judge role reranks the first 12 fused hits). Cases run one at a time through `Workspace.ask`
+in `cite` mode with the bound compose/judge models (the embedded Qwen2.5-Coder-1.5B by default)
+and are scored by `eval.metrics.score_case`, the evaluator's own rules.
+
+Printed per configuration (n stated; an error is counted on its own, never as a refusal):
+precision (right answers / answers given), accuracy on answerable cases, false refusals on
+answerable, refusal recall on unanswerable, false premises corrected (numeric traps answered
+with the paper's value), gold evidence cited (page + fuzzy quote, `evidence_recall`), QASPER
+token F1 on answerable, p50 seconds, first status event, model calls and prompt tokens per case.
+`--dump FILE` writes every case's output and scores as JSONL (used by `ask_calibrate.py`).
+
+Usage: python bench/ask_quality.py [--dev-ids fd-001,fd-003,...] [--dev-half test] [--per-type N]
+           [--qasper N] [--configs today,new] [--mode cite] [--dump FILE] [--set KEY=VALUE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import OUT
+from footnote.eval.cases import Case
+from footnote.eval.loaders import Dataset, default_data_dir, dev_half, load_dataset
+from footnote.eval.metrics import score_case
+from footnote.eval.runner import ask_case, ingest_papers
+from footnote.events import Status
+
+CONFIGS: dict[str, dict[str, Any]] = {
+    "today": {
+        "retrieval": "search",
+        "tables": False,
+        "translate": False,
+        "answerability": False,
+    },
+    "new": {},
+    # the setting issue #13 wired, against `new` (a key with a dot names another section)
+    "+rerank": {"retrieval.rerank": True},
+}
+
+
+def pick_dev(ds: Dataset, ids: Sequence[str], half: str, per_type: int) -> list[Case]:
+    if ids:
+        return [c for c in ds.cases if c.id in set(ids)]
+    chosen: list[Case] = []
+    counts: dict[str, int] = {}
+    for c in ds.cases:
+        if dev_half(c.id) != half or counts.get(c.type, 0) >= per_type:
+            continue
+        counts[c.type] = counts.get(c.type, 0) + 1
+        chosen.append(c)
+    return chosen
+
+
+def pick_qasper(ds: Dataset, n: int, skip: int = 0) -> list[Case]:
+    """The first `n` questions in file order after `skip` (a few papers, so ingestion stays
+    small; unanswerable ones included as they come)."""
+    return ds.cases[skip : skip + n]
+
+
+async def run_one(ws: Any, case: Case, source_id: str, mode: str = "cite") -> dict[str, Any]:
+    """One case through the evaluator's `ask_case`, with the first status event timed."""
+    real_ask = ws.ask
+    first: dict[str, float] = {}
+
+    def timed_ask(*a: Any, **kw: Any) -> Any:
+        t0 = time.perf_counter()
+        events = real_ask(*a, **kw)
+
+        async def wrapped() -> Any:
+            async for e in events:
+                if isinstance(e, Status) and "status" not in first:
+                    first["status"] = time.perf_counter() - t0
+                yield e
+
+        return wrapped()
+
+    ws.ask = timed_ask
+    try:
+        out = await ask_case(ws, case, source_id, mode, None)
+    finally:
+        ws.ask = real_ask
+    out["first_status_s"] = round(first.get("status", float("nan")), 4)
+    spans = ws.runs.spans(out.get("run_id", ""))
+    out["answerable_p"] = next(
+        (s.data.get("p_answerable") for s in spans if s.name == "answerability"), None
+    )
+    out["prompt_tokens"] = out.get("tokens_in", 0)
+    return out
+
+
+def summarise(cases: Sequence[Case], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    errors = [r for r in rows if r["output"]["status"] == "error"]
+    ok = [(c, r) for c, r in zip(cases, rows, strict=True) if r["output"]["status"] != "error"]
+    answered = [(c, r) for c, r in ok if r["output"]["status"] == "answered"]
+    answerable = [(c, r) for c, r in ok if not c.unanswerable]
+    unanswerable = [(c, r) for c, r in ok if c.unanswerable]
+    traps = [(c, r) for c, r in answerable if c.type == "numeric_trap"]
+    ev = [r["scores"]["evidence_recall"] for c, r in answerable if c.evidence]
+    f1 = [r["scores"]["answer_f1"] for c, r in answerable]
+    lat = [r["output"]["latency_s"] for r in rows]
+
+    def share(xs: Sequence[bool]) -> str:
+        return f"{sum(xs) / len(xs):.2f} ({sum(xs)}/{len(xs)})" if xs else "–"
+
+    return {
+        "n": len(rows),
+        "errors": len(errors),
+        "precision": share([r["scores"]["correct"] for _, r in answered]),
+        "accuracy_answerable": share([r["scores"]["correct"] for _, r in answerable]),
+        "false_refusals": share([r["scores"]["refused"] for _, r in answerable]),
+        "refusal_recall": share([r["scores"]["refused"] for _, r in unanswerable]),
+        "premise_corrected": share([bool(r["scores"]["answer_match"]) for _, r in traps]),
+        "evidence_cited": f"{statistics.fmean(ev):.2f} (n={len(ev)})" if ev else "–",
+        "f1_answerable": f"{statistics.fmean(f1):.3f}" if f1 else "–",
+        "p50_s": round(statistics.median(lat), 1) if lat else None,
+        "first_status_s": round(max(r["output"]["first_status_s"] for r in rows), 3)
+        if rows
+        else None,
+        "calls_per_q": round(statistics.fmean(r["output"].get("model_calls", 0) for r in rows), 2),
+        "prompt_tokens_per_q": round(statistics.fmean(r["output"]["prompt_tokens"] for r in rows)),
+    }
+
+
+COLUMNS = [
+    "n", "errors", "precision", "accuracy_answerable", "false_refusals", "refusal_recall",
+    "premise_corrected", "evidence_cited", "f1_answerable", "p50_s", "first_status_s",
+    "calls_per_q", "prompt_tokens_per_q",
+]  # fmt: skip
+
+
+def workspace(path: Path, answering: dict[str, Any], extra: dict[str, Any]) -> Any:
+    """The bench workspace at `path` with setting overrides (`answering` is swapped per case)."""
+    from footnote.workspace import Workspace
+
+    overrides: dict[str, Any] = {"answering": answering}
+    for key, value in extra.items():
+        section, name = key.split(".", 1)
+        overrides.setdefault(section, {})[name] = value
+    return Workspace.open(path, overrides=overrides)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--dev-ids", default="")
+    p.add_argument("--dev-half", default="test", choices=("fit", "test"))
+    p.add_argument("--per-type", type=int, default=2)
+    p.add_argument("--qasper", type=int, default=0)
+    p.add_argument("--qasper-skip", type=int, default=18, help="first case (18: paper 1908.06606)")
+    p.add_argument("--configs", default="today,new")
+    p.add_argument("--mode", default="cite", help="compose mode (extractive: no generative model)")
+    p.add_argument("--dump", default="")
+    p.add_argument("--set", action="append", default=[], help="SECTION.KEY=JSON, every config")
+    a = p.parse_args(argv)
+    extra_answering: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for item in a.set:
+        key, value = item.split("=", 1)
+        target = extra_answering if key.startswith("answering.") else extra
+        target[key.removeprefix("answering.") if target is extra_answering else key] = json.loads(
+            value
+        )
+    data = default_data_dir()
+    sets: list[tuple[str, Path, Dataset, list[Case]]] = []
+    dev_path = OUT / "ask_retrieval" / "dev"
+    dev = load_dataset("footnote-dev", data_dir=data, cache_dir=dev_path / "cache")
+    ids = [x for x in a.dev_ids.split(",") if x]
+    dev_cases = pick_dev(dev, ids, a.dev_half, a.per_type) if (ids or a.per_type) else []
+    if dev_cases:
+        sets.append(("footnote-dev", dev_path, dev, dev_cases))
+    if a.qasper:
+        q_path = OUT / "ask_quality" / "qasper"
+        qds = load_dataset("qasper-train", data_dir=data, cache_dir=q_path / "cache")
+        sets.append(("qasper-train", q_path, qds, pick_qasper(qds, a.qasper, a.qasper_skip)))
+    dump = open(a.dump, "a", encoding="utf-8") if a.dump else None  # noqa: SIM115
+    configs = a.configs.split(",")
+    rows_by: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for set_name, path, ds, cases in sets:
+        ws = workspace(path, {}, extra)
+        base = ws.settings
+        sources = ingest_papers(ws, ds, cases)
+        for case in cases:  # configurations interleaved per case: a cut-short run stays paired
+            for config in configs:
+                conf = CONFIGS[config]
+                answering = base.answering.model_copy(
+                    update={**{k: v for k, v in conf.items() if "." not in k}, **extra_answering}
+                )
+                sections: dict[str, Any] = {"answering": answering}
+                for key, value in conf.items():
+                    if "." in key:
+                        name, field = key.split(".", 1)
+                        section = sections.get(name, getattr(base, name))
+                        sections[name] = section.model_copy(update={field: value})
+                ws.settings = base.model_copy(update=sections)
+                source = sources.get(str(ds.paper_path(case)))
+                if source is None:
+                    out = {"status": "error", "answer": "", "error": "not ingested",
+                           "citations": [], "sentences": [], "latency_s": 0.0,
+                           "first_status_s": float("nan"), "prompt_tokens": 0}  # fmt: skip
+                else:
+                    out = asyncio.run(run_one(ws, case, source, a.mode))
+                row = {"set": set_name, "config": config, "case": case.id, "type": case.type,
+                       "lang": case.lang, "output": out, "scores": score_case(case, out)}  # fmt: skip
+                rows_by.setdefault((set_name, config), []).append(row)
+                print(
+                    f"[{set_name}/{config}] {case.id} {case.type}: {out['status']} "
+                    f"correct={row['scores']['correct']} {out.get('latency_s')}s "
+                    f"calls={out.get('model_calls')} p_ans={out.get('answerable_p')} "
+                    f"| {out.get('answer', '')[:90]!r}",
+                    flush=True,
+                )
+                if dump:
+                    dump.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+                    dump.flush()
+        ws.close()
+    results = {}
+    for (set_name, config), rows in rows_by.items():
+        by_id = {c.id: c for _, _, _, cs in sets for c in cs}
+        results[(set_name, config)] = summarise([by_id[r["case"]] for r in rows], rows)
+    print("\n| set | config | " + " | ".join(COLUMNS) + " |")
+    print("|" + "---|" * (len(COLUMNS) + 2))
+    for (set_name, config), summary in results.items():
+        cells = " | ".join(str(summary[c]) for c in COLUMNS)
+        print(f"| {set_name} | {config} | {cells} |")
+
+
+if __name__ == "__main__":
+    main()

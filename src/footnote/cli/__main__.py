@@ -1,0 +1,5 @@
+"""`python -m footnote.cli`: the same as the `footnote` command."""
+
+from footnote.cli import main
+
+main()

@@ -1,0 +1,75 @@
+"""Settings of how ask answers and refuses (`answering.*`), and their calibration.
+
+The answerability threshold is fitted, not chosen: `bench/ask_calibrate.py` runs the fit half of
+the development set, and writes `answering_calibration.json` (package data beside this module)
+with the threshold, the false-refusal bound it was fitted under, the cases, the model and the
+date. `answerable_threshold = None` (the default) uses that fitted value.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from pydantic import Field
+
+from footnote.config.base import _Section
+
+CALIBRATION_FILE = "answering_calibration.json"
+
+
+class AnsweringSettings(_Section):
+    """Answering: retrieval strategy, tables by structure, the answerability call and refusal."""
+
+    retrieval: str = Field(
+        "windows",
+        pattern="^(windows|search)$",
+        description="Order of the evidence shown: `windows` (best sentence window blended with the "
+        "search rank, prose before formula/figure text, cross-section questions spread over "
+        "sections, a translated query when question and paper languages differ) or `search` "
+        "(the hybrid search order).",
+    )
+    tables: bool = Field(
+        True,
+        description="Answer a question that names a table's row and column from the cell, by code "
+        "(the model is not asked).",
+    )
+    parts: bool = Field(
+        True,
+        description="Answer a multi-part or counterfactual question with one quoted, cited sentence "
+        "per part (one call); each part is checked on its own.",
+    )
+    answerability: bool = Field(
+        True,
+        description="After composing, ask the compose model whether the cited passage answers the "
+        "question (one scored yes/no call); below the threshold the answer becomes a refusal.",
+    )
+    answerable_threshold: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="P(answerable) below which a composed answer is refused; None: the fitted value "
+        "in the calibration file.",
+    )
+    translate: bool = Field(
+        True,
+        description="Search a translated question too when its language differs from the paper's "
+        "(one short model call).",
+    )
+
+
+@cache
+def calibration() -> dict[str, Any]:
+    """The calibration record (package data)."""
+    text = files("footnote.config").joinpath(CALIBRATION_FILE).read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def answerable_threshold(settings: AnsweringSettings) -> float:
+    """The threshold in force: the setting, else the fitted one."""
+    if settings.answerable_threshold is not None:
+        return settings.answerable_threshold
+    return float(calibration()["answerable_threshold"])

@@ -1,0 +1,471 @@
+"""Numbers in text with what they measure: the one rule for "this sentence's number is in that text".
+
+`quantities` finds every number written with digits ("1,213", "0.85", "5e-5" is two), in English
+words ("three", "three hundred thousand") or Chinese numerals ("三", "两", "十二", "三百"), with
+- its scale: thousand/million/billion/trillion, 万/亿/千/百万, and K/M/B written right after the
+  digits ("887K", "1.5M"); a lone "m" is a metre, never a million;
+- its unit and unit family: time (ms, s, hours, 秒 …), length, mass, data size, frequency,
+  energy, power, percent, currency ($, €, 元 …), else a count with its noun ("85 annotators");
+- "about 30", "~30", "约30" (approximate: within 10%) and ranges ("60–80%", "3 to 5 million":
+  the unit and scale of the second end apply to the first).
+
+`same_quantity` compares value *and* kind: "5 ms" is not "5 s", "85%" is not "85 annotators",
+"three thousand" is not "3", "1,200 ms" is "1.2 seconds". `unmatched_numbers` lists a sentence's
+numbers that occur in no compatible form in a text; a year also passes when it lies inside a
+year range the text states ("from 2010 to 2015").
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# -- units ----------------------------------------------------------------------------------
+# (spellings, family, factor to the family's base unit); spellings are case-sensitive unless
+# they are words (matched case-insensitively), so "MB" is data and "mb" is not read at all.
+_UNIT_TABLE: list[tuple[tuple[str, ...], str, float]] = [
+    (("ns", "nanoseconds", "nanosecond"), "time", 1e-9),
+    (("μs", "µs", "us", "microseconds", "microsecond"), "time", 1e-6),
+    (("ms", "msec", "milliseconds", "millisecond", "毫秒"), "time", 1e-3),
+    (("s", "sec", "secs", "seconds", "second", "秒", "秒钟"), "time", 1.0),
+    (("min", "mins", "minutes", "minute", "分钟"), "time", 60.0),
+    (("h", "hr", "hrs", "hours", "hour", "小时", "个小时"), "time", 3600.0),
+    (("days", "day", "天"), "time", 86400.0),
+    (("weeks", "week", "周"), "time", 604800.0),
+    (("months", "month", "个月"), "time", 2629800.0),
+    (("years", "year"), "time", 31557600.0),
+    (("nm", "nanometres", "nanometers"), "length", 1e-9),
+    (("mm", "millimetres", "millimeters", "毫米"), "length", 1e-3),
+    (("cm", "centimetres", "centimeters", "厘米"), "length", 1e-2),
+    (("m", "metres", "meters", "metre", "meter", "米"), "length", 1.0),
+    (("km", "kilometres", "kilometers", "kilometre", "kilometer", "公里", "千米"), "length", 1e3),
+    (("mg", "milligrams"), "mass", 1e-3),
+    (("g", "grams", "gram", "克"), "mass", 1.0),
+    (("kg", "kilograms", "kilogram", "千克", "公斤"), "mass", 1e3),
+    (("bytes", "byte"), "data", 1.0),
+    (("KB", "kB", "KiB"), "data", 1e3),
+    (("MB", "MiB"), "data", 1e6),
+    (("GB", "GiB"), "data", 1e9),
+    (("TB", "TiB"), "data", 1e12),
+    (("Hz",), "frequency", 1.0),
+    (("kHz",), "frequency", 1e3),
+    (("MHz",), "frequency", 1e6),
+    (("GHz",), "frequency", 1e9),
+    (("mJ",), "energy", 1e-3),
+    (("J", "joules", "joule"), "energy", 1.0),
+    (("kJ",), "energy", 1e3),
+    (("mW",), "power", 1e-3),
+    (("W", "watts", "watt"), "power", 1.0),
+    (("kW",), "power", 1e3),
+    (("dollars", "dollar", "USD", "美元"), "currency:USD", 1.0),
+    (("euros", "euro", "EUR", "欧元"), "currency:EUR", 1.0),
+    (("pounds", "GBP", "英镑"), "currency:GBP", 1.0),
+    (("yuan", "RMB", "CNY", "元", "人民币"), "currency:CNY", 1.0),
+    (("percentage points", "percent", "per cent", "个百分点", "百分点", "%"), "percent", 1.0),
+]
+_UNITS: dict[str, tuple[str, float]] = {}
+for _spellings, _family, _factor in _UNIT_TABLE:
+    for _s in _spellings:
+        _UNITS[_s.lower() if len(_s) > 3 and _s.isalpha() and _s.isascii() else _s] = (
+            _family,
+            _factor,
+        )
+
+
+def _unit_alternation() -> str:
+    parts = []
+    for spelling in sorted(_UNITS, key=len, reverse=True):
+        esc = re.escape(spelling).replace(r"\ ", r"\s+")
+        parts.append(f"(?i:{esc})" if len(spelling) > 3 and spelling.isascii() else esc)
+    return "|".join(parts)
+
+
+_UNIT_AFTER = re.compile(rf"\s*-?\s*(?P<unit>{_unit_alternation()})(?![A-Za-z])")
+_CURRENCY_BEFORE = re.compile(r"(?P<cur>US\$|\$|€|£|¥|￥)\s*$")
+_CURRENCY_SIGNS = {"US$": "currency:USD", "$": "currency:USD", "€": "currency:EUR",
+                   "£": "currency:GBP", "¥": "currency:CNY", "￥": "currency:CNY"}  # fmt: skip
+
+# -- scales ---------------------------------------------------------------------------------
+_SCALE_WORDS = {"thousand": 1e3, "thousands": 1e3, "million": 1e6, "millions": 1e6,
+                "billion": 1e9, "billions": 1e9, "trillion": 1e12, "trillions": 1e12,
+                "bn": 1e9, "mn": 1e6, "万亿": 1e12, "百万": 1e6, "千万": 1e7, "千": 1e3,
+                "万": 1e4, "萬": 1e4, "亿": 1e8, "億": 1e8}  # fmt: skip
+_SCALE_AFTER = re.compile(
+    r"(?:\s*(?P<word>(?i:thousands?|millions?|billions?|trillions?|bn|mn)(?![A-Za-z])"
+    r"|万亿|百万|千万|[千万萬亿億]))"
+    r"|(?P<suffix>[kKMB])(?![A-Za-z])"
+)
+_SUFFIX_SCALES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
+
+# -- number words ---------------------------------------------------------------------------
+_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+         "eighteen", "nineteen"]  # fmt: skip
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_WORD_VALUES = {w: i for i, w in enumerate(_ONES)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
+_MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_WORD = "|".join(sorted([*_WORD_VALUES, *_MULTIPLIERS], key=len, reverse=True))
+_WORDS_RUN = re.compile(
+    rf"\b(?:{'|'.join(sorted(_WORD_VALUES, key=len, reverse=True))})"
+    rf"(?:(?:\s+|-)(?:{_WORD}))*\b(?!-shot)",
+    re.IGNORECASE,
+)
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+              "七": 7, "八": 8, "九": 9}  # fmt: skip
+_ZH_SMALL = {"十": 10, "百": 100, "千": 1000}
+_ZH_BIG = {"万": 10**4, "亿": 10**8}
+_ZH_RUN = re.compile("(?<!第)[零〇一二两三四五六七八九十][零〇一二两三四五六七八九十百千万亿]*")
+_ZH_NOT_NUMBERS = re.compile("^(?:十分(?!钟)|两者|三者|一|万一)")
+
+# -- the digits -----------------------------------------------------------------------------
+_DIGITS = re.compile(r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+_APPROX_BEFORE = re.compile(
+    r"(?:\b(?i:about|around|approximately|approx\.?|roughly|nearly|almost|some)\s+|~\s*|≈\s*"
+    r"|约|大约|大概|近)$"
+)
+_APPROX_AFTER = re.compile(r"^\s*(?:左右|上下)")
+_REFERENCE_BEFORE = re.compile(
+    r"(?:\b(?i:table|tab\.|figure|fig\.|section|sec\.|eq\.|equation|appendix|chapter|algorithm"
+    r"|row|column|step|version|v\.)|表|图|第|§)\s*$"
+    r"|[A-Za-z]-$"  # a name's number: SARS-CoV-2, COVID-19, GPT-3, KN-5
+)
+_RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|~|to|and|至|到)\s*$", re.IGNORECASE)
+_NOUN_AFTER = re.compile(r"\s*-?\s*([^\W\d_]{2,}|[\u4e00-\u9fff])")
+_WORD_TOKEN = re.compile(r"[^\W\d_]+|\d+")
+_YEAR_LIKE = re.compile(r"^(1[89]|20)\d{2}$")
+_YEAR_RANGE = re.compile(
+    r"(?<!\d)(1\d{3}|20\d{2})\s*(?:-|–|—|to|until|through|至|到|~)\s*(1\d{3}|20\d{2})(?!\d)"
+    r"|\bbetween\s+(1\d{3}|20\d{2})\s+and\s+(1\d{3}|20\d{2})\b",
+    re.IGNORECASE,
+)
+_STOP_NOUNS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "in",
+        "into",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "than",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "with",
+        "which",
+        "while",
+        "when",
+        "per",
+        "each",
+        "times",
+    ]
+)
+APPROX_TOLERANCE = 0.1
+"""An approximate number ("about 30") matches values within this share of it."""
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number as written, its value with the scale applied, and what it measures."""
+
+    text: str
+    value: float
+    percent: bool = False
+    decimals: int = 0
+    scale: float = 1.0
+    family: str = ""
+    """time | length | mass | data | frequency | energy | power | percent | currency:XXX |
+    count (a noun follows) | "" (a bare number)."""
+    factor: float = 1.0
+    """Multiplier to the family's base unit (ms → 0.001)."""
+    noun: str = ""
+    """The word right after a count ("annotators" → "annotator"), stemmed crudely."""
+    after: tuple[str, ...] = ()
+    """The next few words after the number, stemmed (to match "1,213 annotated papers")."""
+    approx: bool = False
+    words: bool = False
+    """Written in words ("three", "三") rather than digits."""
+    start: int = 0
+
+    @property
+    def base(self) -> float:
+        """The value in the family's base unit."""
+        return self.value * self.factor
+
+
+def _stem(word: str) -> str:
+    w = word.lower()
+    for suffix in ("ies", "es", "s"):
+        if w.endswith(suffix) and len(w) > len(suffix) + 2:
+            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return w
+
+
+def _english_value(run: str) -> float:
+    total, current = 0, 0
+    for word in re.split(r"[\s-]+", run.lower()):
+        if word == "and":
+            continue
+        if word in _WORD_VALUES:
+            current += _WORD_VALUES[word]
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word in _MULTIPLIERS:
+            total += max(current, 1) * _MULTIPLIERS[word]
+            current = 0
+    return float(total + current)
+
+
+def _chinese_value(run: str) -> float | None:
+    total, section, digit = 0, 0, None
+    for ch in run:
+        if ch in _ZH_DIGITS:
+            if digit is not None and ch not in "零〇":  # "二三" is not a numeral
+                return None
+            digit = _ZH_DIGITS[ch]
+        elif ch in _ZH_SMALL:
+            section += (1 if digit is None else digit) * _ZH_SMALL[ch]
+            digit = None
+        else:
+            section += digit or 0
+            total += max(section, 1) * _ZH_BIG[ch]
+            section, digit = 0, None
+    return float(total + section + (digit or 0))
+
+
+def _tail(text: str, end: int) -> tuple[int, str, float, str, tuple[str, ...]]:
+    """After a number: (end, family, factor, noun, next words)."""
+    m = _UNIT_AFTER.match(text, end)
+    if m:
+        unit = m["unit"]
+        key = unit if unit in _UNITS else re.sub(r"\s+", " ", unit.lower())
+        family, factor = _UNITS.get(key, ("", 1.0))
+        if family:
+            return m.end(), family, factor, "", ()
+    after = tuple(_stem(w) for w in _WORD_TOKEN.findall(text[end : end + 60])[:4])
+    n = _NOUN_AFTER.match(text, end)
+    noun = _stem(n.group(1)) if n and n.group(1).lower() not in _STOP_NOUNS else ""
+    return end, "count" if noun else "", 1.0, noun, after
+
+
+def quantities(text: str) -> list[Quantity]:
+    """Every number of `text` with its scale, unit family (or count noun) and approximation."""
+    return list(_quantities(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _quantities(text: str) -> tuple[Quantity, ...]:
+    """`quantities`, cached: the same evidence is checked against every sentence and round."""
+    folded = unicodedata.normalize("NFKC", text)
+    found: list[Quantity] = []
+    spans: list[tuple[int, int]] = []
+    for m in _DIGITS.finditer(folded):
+        raw = m.group(0).replace(",", "")
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        end, scale = m.end(), 1.0
+        s = _SCALE_AFTER.match(folded, end)
+        if s:
+            scale = _SCALE_WORDS[s["word"].lower()] if s["word"] else _SUFFIX_SCALES[s["suffix"]]
+            end = s.end()
+        decimals = len(raw.split(".")[1]) if "." in raw else 0
+        found.append(_finish(folded, m.start(), end, value * scale, decimals, scale, False))
+        spans.append((m.start(), found[-1].start + len(found[-1].text)))
+    for m in _WORDS_RUN.finditer(folded):
+        value = _english_value(m.group(0))
+        if m.group(0).lower() == "one" and not _has_unit(folded, m.end()):
+            continue  # "one of the" is rarely a quantity
+        found.append(_finish(folded, m.start(), m.end(), value, 0, 1.0, True))
+    for m in _ZH_RUN.finditer(folded):
+        run = m.group(0)
+        if _ZH_NOT_NUMBERS.match(folded, m.start()) or any(a <= m.start() < b for a, b in spans):
+            continue
+        zh = _chinese_value(run)
+        if zh is not None:
+            found.append(_finish(folded, m.start(), m.end(), zh, 0, 1.0, True))
+    found.sort(key=lambda q: q.start)
+    return tuple(_join_ranges(folded, found))
+
+
+def _has_unit(text: str, end: int) -> bool:
+    return bool(_UNIT_AFTER.match(text, end) or _SCALE_AFTER.match(text, end))
+
+
+def _finish(
+    text: str, start: int, end: int, value: float, decimals: int, scale: float, words: bool
+) -> Quantity:
+    before = text[max(0, start - 16) : start]
+    family, factor, noun = "", 1.0, ""
+    after: tuple[str, ...] = ()
+    cur = _CURRENCY_BEFORE.search(before)
+    if _REFERENCE_BEFORE.search(before):
+        new_end = end  # "Table 2", "Section 3": a label, not a quantity of anything
+    elif cur:
+        family = _CURRENCY_SIGNS[cur["cur"]]
+        new_end, start = end, start - (len(before) - cur.start())
+    else:
+        new_end, family, factor, noun, after = _tail(text, end)
+    approx = bool(_APPROX_BEFORE.search(before) or _APPROX_AFTER.match(text[new_end:]))
+    return Quantity(
+        text[start:new_end].strip(),
+        value,
+        family == "percent",
+        decimals,
+        scale,
+        family,
+        factor,
+        noun,
+        after,
+        approx,
+        words,
+        start,
+    )
+
+
+def _join_ranges(text: str, found: list[Quantity]) -> list[Quantity]:
+    """ "60–80%", "3 to 5 million": the first end takes the second's unit and scale."""
+    out = list(found)
+    for i in range(len(out) - 1):
+        a, b = out[i], out[i + 1]
+        gap = text[a.start + len(a.text) : b.start]
+        if a.family or not _RANGE_JOIN.match(gap) or not (b.family or b.scale > 1):
+            continue
+        scale = b.scale if a.scale == 1 and b.scale > 1 else a.scale
+        out[i] = Quantity(
+            a.text, a.value / a.scale * scale, b.percent, a.decimals, scale, b.family, b.factor,
+            b.noun, b.after, a.approx or b.approx, a.words, a.start,
+        )  # fmt: skip
+    return out
+
+
+_STRICT_FAMILIES = ("percent", "currency:")
+"""Kinds never equal to a count: "85%" is not "85 annotators", "$5" is not "5 papers"."""
+
+
+def _nouns_agree(a: Quantity, b: Quantity) -> bool:
+    """Two counts: their nouns agree unless both are plain English words (3+ letters, neither a
+    prefix of the other) and neither occurs right after the other number ("1,213 annotated
+    papers" ~ "1,213 papers"; "105 cp/ml" ~ "105 copies": an abbreviation says too little)."""
+    x, y = a.noun, b.noun
+    if not (x.isascii() and y.isascii()) or min(len(x), len(y)) < 3:
+        return True  # Chinese measure words vary freely; another language or an abbreviation
+    if x.startswith(y) or y.startswith(x):
+        return True
+    return x in b.after or y in a.after
+
+
+def _kinds_agree(a: Quantity, b: Quantity) -> bool:
+    if not a.family or not b.family:
+        return True  # a bare number (a table cell, "F1 of 78.4") is compatible with any kind
+    if a.family == "count" and b.family == "count":
+        return _nouns_agree(a, b)
+    if "count" in (a.family, b.family):
+        # a unit against a noun the table does not know ("2 days" ~ "2 dpi") agrees, except
+        # for kinds that are never counts
+        other = b.family if a.family == "count" else a.family
+        return not other.startswith(_STRICT_FAMILIES)
+    return a.family == b.family
+
+
+def same_quantity(a: Quantity, b: Quantity) -> bool:
+    """`a` (a claim's number) states `b`: the same kind, the same value with units converted
+    within a family, 85% == 0.85, a scaled `a` standing for its rounding interval and an
+    approximate `a` ("about 30") for ±10%."""
+    if not _kinds_agree(a, b):
+        return False
+    unit_family = a.family == b.family and a.family not in ("", "count", "percent")
+    x, y = (a.base, b.base) if unit_family else (a.value, b.value)
+    candidates = [y]
+    if a.percent and not b.percent:
+        candidates.append(y * 100)
+    if b.percent and not a.percent:
+        candidates.append(y / 100)
+    for v in candidates:
+        if math.isclose(x, v, rel_tol=1e-9, abs_tol=1e-12):
+            return True
+        if a.approx and abs(x - v) <= APPROX_TOLERANCE * max(abs(x), abs(v)):
+            return True
+        # "1.2 million" vs "1,213,000": a scaled number stands for its rounding interval
+        if a.scale > 1 and abs(a.value - v) <= 0.5 * 10 ** (-a.decimals) * a.scale:
+            return True
+    return False
+
+
+def looks_like_year(q: Quantity) -> bool:
+    """A plain four-digit number between 1800 and 2099."""
+    return not q.percent and bool(_YEAR_LIKE.match(q.text))
+
+
+def year_ranges(text: str) -> list[tuple[int, int]]:
+    """Year ranges a text states: "2010–2015", "from 2010 to 2015", "between 2010 and 2015"."""
+    out = []
+    for m in _YEAR_RANGE.finditer(unicodedata.normalize("NFKC", text)):
+        lo, hi = (int(g) for g in (m.groups()[:2] if m.group(1) else m.groups()[2:]))
+        out.append((min(lo, hi), max(lo, hi)))
+    return out
+
+
+def unmatched_numbers(sentence: str, evidence: str) -> list[str]:
+    """Numbers of `sentence` found in no compatible form in `evidence`; a year also passes when
+    it lies inside a year range the evidence states (the dates-in-range check)."""
+    have = quantities(evidence)
+    ranges: list[tuple[int, int]] | None = None
+    missing = []
+    for q in quantities(sentence):
+        if any(same_quantity(q, e) for e in have):
+            continue
+        if looks_like_year(q):
+            ranges = year_ranges(evidence) if ranges is None else ranges
+            if any(lo <= q.value <= hi for lo, hi in ranges):
+                continue
+        missing.append(q.text)
+    return missing
+
+
+# -- one number as a value (settings tables, computation inputs) ------------------------------
+_SCI_VALUE = re.compile(
+    r"^\$?\s*(?:(?P<m>[-+]?\d+(?:\.\d+)?)\s*(?:\\times|×|x|\*|·)\s*)?10\s*\^\s*\{?\s*(?P<e>[-+]?\d+)"
+    r"\s*\}?\s*\$?$"
+)
+_E_VALUE = re.compile(r"^(?P<m>[-+]?\d+(?:\.\d+)?)\s*[eE]\s*(?P<e>[-+]?\d+)$")
+_UNIT_TAIL = re.compile(r"\s*(?:%|[A-Za-z\u4e00-\u9fff][\w\u4e00-\u9fff ]*)$")
+
+
+def parse_number(text: str) -> float | None:
+    """The value of a text that is one number, written any usual way — `2e-5`, `5\\times
+    10^{-5}`, `10^{-3}`, `3,177`, `887K`, `1.2 million`, `12 万`, `three` — possibly followed by
+    a unit word (`50 tokens`, `80%` gives 80); None when it is not exactly one number."""
+    t = unicodedata.normalize("NFKC", text).strip().replace("−", "-")
+    if t.lower() in _WORD_VALUES:
+        return float(_WORD_VALUES[t.lower()])
+    for pattern in (_SCI_VALUE, _E_VALUE):
+        m = pattern.match(t)
+        if m:
+            mantissa = float(m["m"]) if m["m"] else 1.0
+            return mantissa * 10.0 ** int(m["e"])
+    found = quantities(t)
+    if len(found) != 1:
+        return None
+    q = found[0]
+    rest = t.replace(q.text, "", 1) if q.text in t else None
+    if rest is None or (rest.strip() and not _UNIT_TAIL.fullmatch(rest)):
+        return None
+    return q.value

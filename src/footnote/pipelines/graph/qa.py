@@ -1,0 +1,452 @@
+"""Graph QA: understand → align → cypher → guard → run → answer, as an async event stream.
+
+Whitelisted intents use their parameterised templates, but only when the template's slots
+capture the whole question (`template_misfit`: no limits, superlatives, comparisons, counts,
+negations, extra properties/labels/relationships or unmatched quoted values); other questions
+get Cypher from the `cypher` role, retried with the error, then the `cypher_fallback` role,
+then a refusal. With `GraphDeps.runs` set, each question is a `graph` run with spans.
+Nothing runs before the guard (parse, read-only, schema, permissions, EXPLAIN) passed it.
+Outcomes: answered, clarify (ambiguous entity or low confidence), no_rows, refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from footnote.config import GraphSettings
+from footnote.errors import FootnoteError, ModelError
+from footnote.events import (
+    AnswerDelta,
+    CitationEvent,
+    Done,
+    Entities,
+    Error,
+    Event,
+    Final,
+    GraphAnswer,
+    Intent,
+    Rows,
+    Status,
+    Verification,
+)
+from footnote.index.graph.align import Alignment, EntityIndex
+from footnote.models import judge_support
+from footnote.models.base import Message
+from footnote.models.roles import RoleModel
+from footnote.pipelines.graph.answer import compose_answer
+from footnote.pipelines.graph.context import ExampleRetriever
+from footnote.pipelines.graph.ladder import CypherLadder, schema_gap
+from footnote.pipelines.graph.understand import (
+    OTHER,
+    GraphUnderstanding,
+    template_misfit,
+    understand_by_model,
+    understand_by_rules,
+)
+from footnote.pipelines.trace import Trace
+from footnote.store.base import RunStore
+from footnote.store.graph.base import GraphRows, GraphStore
+from footnote.types import Answer, AnswerStatus, Sentence, Usage
+from footnote.verify.checks import Judge
+from footnote.verify.cypher.guard import GraphGuard, Principal
+
+GraphStatus = Literal["answered", "clarify", "no_rows", "refused"]
+_ANSWER_STATUS: dict[str, AnswerStatus] = {
+    "answered": "answered",
+    "clarify": "refused",
+    "no_rows": "no_evidence",
+    "refused": "refused",
+}
+
+
+@dataclass(frozen=True)
+class GraphRequest:
+    """One question, asked by a principal whose attributes the server set."""
+
+    question: str
+    principal: Principal = field(default_factory=Principal)
+    run_id: str | None = None
+
+
+@dataclass
+class GraphOutcome:
+    """The run's result in the shape of `graph ask --json`."""
+
+    status: GraphStatus = "refused"
+    answer: str = ""
+    cypher: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    reason: str = ""
+    intent: str = ""
+    source: str = ""
+    attempts: int = 0
+    options: list[str] = field(default_factory=list)
+    route: str = ""
+    route_reason: str = ""
+    run_id: str = ""
+    sentences: list[dict[str, Any]] = field(default_factory=list)
+    """The answer's sentences with the row ids each cites (`{"text", "rows"}`)."""
+    support: float = 0.0
+    """Share of the composer's sentences that passed the row checks."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dict."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class GraphDeps:
+    """What the pipeline needs, chosen by the workspace."""
+
+    store: GraphStore
+    index: EntityIndex
+    settings: GraphSettings = field(default_factory=GraphSettings)
+    understand_model: RoleModel | None = None
+    cypher_model: RoleModel | None = None
+    fallback_model: RoleModel | None = None
+    answer_model: RoleModel | None = None
+    judge_model: RoleModel | None = None
+    """Judges the model's answer sentences against their rows (`graph.judge`); None: not judged."""
+    runs: RunStore | None = None
+    """Where runs and their spans are recorded (the workspace's store); None: not recorded."""
+    examples: ExampleRetriever | None = None
+    """The graph's library of checked pairs, for `graph.few_shot` retrieval."""
+    owns_run: bool = True
+    """False: the caller (the server's run hub) starts and finishes the run record; the
+    pipeline only adds its spans."""
+
+
+class GraphQAPipeline:
+    """Runs one question; `outcome` holds the result after the stream ends."""
+
+    def __init__(self, deps: GraphDeps) -> None:
+        self.deps = deps
+        self.spec = deps.store.spec
+        self.guard = GraphGuard(deps.store, row_cap=deps.settings.row_limit + 1)
+        self.outcome = GraphOutcome()
+        self.trace = Trace()
+        self.labels: tuple[str, ...] = tuple(self.spec.labels)
+        """The graph's labels: every model call that carries its data is gated with them."""
+        self._sentences: tuple[Sentence, ...] = ()
+        self._support = 0.0
+
+    def close(self) -> None:
+        """Release the graph store."""
+        self.deps.store.close()
+
+    async def run(self, request: GraphRequest) -> AsyncIterator[Event]:
+        """Yield intent, entities, cypher, guard, rows, answer_delta, citation, final, done."""
+        t0 = time.perf_counter()
+        runs = self.deps.runs
+        self.trace = Trace(request.run_id, sink=runs.add_span if runs is not None else None)
+        self.outcome = GraphOutcome(run_id=self.trace.run_id)
+        owns = runs is not None and self.deps.owns_run
+        if runs is not None and owns:
+            runs.start(
+                self.trace.run_id,
+                "graph",
+                {"graph": self.spec.name, "question": request.question},
+                user_id=request.principal.id,
+            )
+        finished = False
+        try:
+            async for event in self._events(request, t0):
+                yield event
+            finished = True
+        finally:
+            if runs is not None and owns:
+                o = self.outcome
+                status = o.status if finished else "cancelled"
+                runs.finish(self.trace.run_id, status, o.to_dict() if finished else None)
+
+    async def _events(self, request: GraphRequest, t0: float) -> AsyncIterator[Event]:
+        try:
+            async for event in self._run(request):
+                yield event
+        except FootnoteError as exc:
+            yield Error(type(exc).__name__, str(exc))
+            self.trace.add("error", type(exc).__name__, {"message": str(exc)}, time.time(), 0.0)
+            self.outcome.status, self.outcome.reason = "refused", f"could not answer: {exc}"
+        o = self.outcome
+        sentences = self._sentences
+        if o.status != "answered":
+            o.answer = o.answer or o.reason
+            sentences = (Sentence(o.answer, factual=False),)
+        yield Status("outcome", o.status)
+        yield GraphAnswer(
+            o.status,
+            o.answer,
+            sentences=o.sentences or [{"text": o.answer, "rows": [], "factual": False}],
+            cypher=o.cypher,
+            reason=o.reason if o.status != "answered" else "",
+            options=list(o.options),
+            support=round(self._support, 4) if o.status == "answered" else 0.0,
+        )
+        yield Final(
+            Answer(
+                request.question,
+                _ANSWER_STATUS[o.status],
+                sentences,
+                support_score=self._support if o.status == "answered" else 0.0,
+                reason=None if o.status == "answered" else f"{o.status}: {o.reason}",
+                usage=Usage(seconds=time.perf_counter() - t0),
+            )
+        )
+        yield Done()
+
+    async def _run(self, req: GraphRequest) -> AsyncIterator[Event]:
+        o, cfg = self.outcome, self.deps.settings
+        self._sentences, self._support = (), 0.0
+        question = " ".join(req.question.split())
+        if not question:
+            o.reason = "empty question"
+            return
+        yield Status("understand", "understanding the question")
+        run_id = self.trace.run_id
+        with self.trace.span("understand", self.deps.settings.understand) as span:
+            u, method = await self._understand(question, run_id)
+            span.update(method=method, understanding=u.model_dump())
+        o.intent = u.intent
+        yield Intent(
+            u.intent,
+            u.confidence,
+            u.question,
+            mentions=[m.text for m in u.entities],
+            constraints=[c.model_dump() for c in u.constraints],
+            method=method,
+        )
+        with self.trace.span("align", "entities") as span:
+            aligned: list[Alignment] = [
+                self.deps.index.align(m.text, [m.label] if m.label in self.spec.nodes else None)
+                for m in u.entities
+            ]
+            aligned = [
+                a if a.candidates or not a.mention else self.deps.index.align(a.mention)
+                for a in aligned
+            ]
+            # close vector scores say "maybe not an entity at all" (e5 squeezes cosines): drop
+            # those; only exact or keyword ties are real ambiguity worth asking back about
+            found = [
+                a for a in aligned
+                if a.best is not None and not (a.ambiguous and a.best.method == "vector")
+            ]  # fmt: skip
+            span["found"] = [_cand(a) for a in found]
+            span["ambiguous"] = [a.mention for a in found if a.ambiguous]
+        yield Entities(
+            [_cand(a) for a in found if not a.ambiguous],
+            ambiguous=[_cand(a) for a in found if a.ambiguous],
+        )
+        u = self._route(question, u, found)
+        self.trace.add(
+            "route", o.route, {"intent": o.intent, "reason": o.route_reason}, time.time(), 0.0
+        )
+        yield Status("route", f"{o.route}: {o.route_reason}" if o.route_reason else o.route)
+        unclear = [a for a in found if a.ambiguous]
+        if unclear:
+            names = list(dict.fromkeys(c.entity.name for c in unclear[0].candidates))[:5]
+            o.status, o.options = "clarify", names
+            o.reason = f"{unclear[0].mention!r} could mean {', '.join(names)}: which one?"
+            return
+        if u.confidence < cfg.min_confidence:
+            o.status = "clarify"
+            o.reason = "the question is unclear: please name what you are looking for"
+            return
+        entities = {a.mention: a.best for a in found if a.best is not None}
+        self._rows: GraphRows | None = None
+        async for event in self._ladder(u, entities, req):
+            yield event
+        rows = self._rows
+        if rows is None:
+            return
+        yield from_rows(rows)
+        if not rows.rows:
+            o.status, o.reason = "no_rows", "the query ran but matched no rows"
+            o.answer = "No matching records were found in the graph."
+            return
+        model = self._answer_model()
+        with self.trace.span("compose", "model" if model else "template") as span:
+            composed = await asyncio.to_thread(
+                compose_answer,
+                u.question,
+                rows,
+                model=model,
+                answer_template=self.spec.intents[u.intent].answer
+                if o.source == "template"
+                else "",
+                max_rows=cfg.answer_rows,
+                params=o.params,
+                labels=self.labels,
+                run_id=run_id,
+                judge=self._judge() if model is not None else None,
+            )
+            v = composed.verdict
+            span.update(
+                sentences=[s.text for s in composed.sentences],
+                support=round(v.support, 4), fabricated=v.fabricated, dropped=v.dropped,
+                reasons=[c.reasons for c in v.checks],
+            )  # fmt: skip
+            if composed.discarded is not None:
+                span["discarded"] = composed.discarded.reason
+        if not any(s.factual for s in composed.sentences):  # nothing passed the row checks
+            o.status = "refused"
+            o.reason = "no sentence of the answer could be checked against the rows: " + (
+                composed.verdict.reason or "nothing was written"
+            )
+            return
+        self._sentences = composed.sentences
+        self._support = o.support = round(composed.verdict.support, 4)
+        o.sentences = [
+            {"text": s.text, "rows": [c.evidence_id for c in s.citations], "factual": s.factual}
+            for s in composed.sentences
+        ]
+        o.status, o.answer = "answered", " ".join(s.text for s in composed.sentences)
+        v = composed.verdict
+        yield Status(
+            "verify",
+            f"{len(v.checks) - v.dropped} of {len(v.checks)} sentences passed the row checks"
+            + (f"; {v.fabricated} unshown row ids dropped" if v.fabricated else ""),
+        )
+        for n, s in enumerate(composed.sentences):
+            yield AnswerDelta(s.text + " ")
+            for c in s.citations:
+                yield CitationEvent(n, c)
+                yield Verification(n, c.evidence_id, c.verdict, reasons=dict(c.checks))
+
+    def _route(
+        self, question: str, u: GraphUnderstanding, found: list[Alignment]
+    ) -> GraphUnderstanding:
+        """Keep a template intent only when its slots capture every constraint of the question."""
+        o = self.outcome
+        if u.intent == OTHER:
+            o.route, o.route_reason = "generated", ""
+            return u
+        mentions = [m.text for m in u.entities] + [a.mention for a in found]
+        mentions += [n for a in found if a.best for n in (a.best.entity.name, a.best.entity.key)]
+        distinct = {(a.best.entity.label, a.best.entity.key) for a in found if a.best}
+        why = template_misfit(question, u.intent, self.spec, mentions, len(distinct), u.constraints)
+        labels = {a.best.entity.label for a in found if a.best}
+        missing = [p for p, lab in self.spec.intents[u.intent].params.items() if lab not in labels]
+        if not why and missing:
+            why = f"no entity for the slot(s) {', '.join(missing)}"
+        if why:
+            o.route, o.route_reason = "generated", f"template {u.intent} skipped: {why}"
+            return u.model_copy(update={"intent": OTHER})
+        o.route, o.route_reason = "template", ""
+        return u
+
+    def _judge(self) -> Judge | None:
+        """The judge role as the gate's `judge(claim, rows)`, each call traced."""
+        model = self.deps.judge_model
+        if model is None or not self.deps.settings.judge:
+            return None
+        labels, trace = self.labels, self.trace
+
+        def judge(claim: str, passage: str) -> float:
+            with trace.span("model", "judge", role="judge", claim=claim) as span:
+                p = float(
+                    judge_support(model, claim, passage, labels=labels, run_id=trace.run_id)
+                )
+                span["p_yes"] = p
+            return p
+
+        return judge
+
+    def _answer_model(self) -> RoleModel | None:
+        mode = self.deps.settings.answer
+        return None if mode == "template" else self.deps.answer_model
+
+    async def _understand(
+        self, question: str, run_id: str | None
+    ) -> tuple[GraphUnderstanding, str]:
+        mode, model = self.deps.settings.understand, self.deps.understand_model
+        if mode != "rules" and model is not None:
+            try:
+                u = await asyncio.to_thread(
+                    understand_by_model, model, question, self.spec, run_id=run_id,
+                    labels=self.labels,
+                )  # fmt: skip
+                return u, "model"
+            except ModelError:
+                pass
+        return understand_by_rules(question, self.spec, self.deps.index), "rules"
+
+    # -- the ladder ------------------------------------------------------------------------
+    async def _ladder(
+        self, u: GraphUnderstanding, entities: dict[str, Any], req: GraphRequest
+    ) -> AsyncIterator[Event]:
+        """Run `CypherLadder`; sets `self._rows`, or the outcome's unsure status / reason."""
+        o = self.outcome
+        labels, run_id = self.labels, self.trace.run_id
+
+        def complete(model: RoleModel, msgs: list[Message], temp: float, cache: bool) -> str:
+            return self._complete(model, msgs, run_id, labels, temp, cache)
+
+        ladder = CypherLadder(
+            self.deps.store, self.guard, self.deps.settings, self.trace, complete,
+            cypher_model=self.deps.cypher_model, fallback_model=self.deps.fallback_model,
+            retriever=self.deps.examples, embedder=self.deps.index.embedder,
+        )  # fmt: skip
+        intent = self.spec.intents.get(u.intent) if u.intent != OTHER else None
+        async for event in ladder.run(u.question, intent, entities, req.principal):
+            yield event
+        res = ladder.result
+        o.attempts = res.attempts
+        if res.chosen is None:
+            o.reason = res.error
+            if gap := schema_gap(res.error, self.spec):  # "the graph does not hold X"
+                o.reason, o.options = gap[0], gap[1]
+            return
+        c = res.chosen
+        o.cypher, o.params, o.source = c.cypher, c.params, c.source
+        o.rows = c.rows.as_dicts()
+        if res.unsure:
+            yield from_rows(c.rows)
+            o.status = "clarify" if res.unsure == "clarify" else "refused"
+            o.reason, o.options = res.reason, res.options
+            return
+        self._rows = c.rows
+
+    @staticmethod
+    def _complete(
+        model: RoleModel,
+        msgs: list[Message],
+        run_id: str | None,
+        labels: tuple[str, ...],
+        temperature: float = 0.0,
+        cache: bool = True,
+    ) -> str:
+        return model.complete(
+            msgs, run_id=run_id, max_tokens=300, temperature=temperature, cache=cache,
+            labels=labels,
+        ).text  # fmt: skip
+
+
+def _cand(a: Alignment) -> dict[str, Any]:
+    return {
+        "mention": a.mention,
+        "candidates": [
+            {
+                "label": c.entity.label,
+                "key": c.entity.key,
+                "name": c.entity.name,
+                "score": round(c.score, 4),
+                "method": c.method,
+            }
+            for c in a.candidates[:5]
+        ],
+    }
+
+
+def from_rows(rows: GraphRows) -> Rows:
+    """The Rows event of a result."""
+    return Rows(
+        list(rows.columns),
+        [list(r) for r in rows.rows],
+        truncated=rows.truncated,
+        seconds=round(rows.seconds, 4),
+    )

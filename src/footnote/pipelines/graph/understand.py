@@ -1,0 +1,268 @@
+"""Graph QA understanding: intent, entity mentions, constraints and a standalone question
+as one schema-validated object, from the `understand` role or from rules.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field
+
+from footnote.index.graph.align import EntityIndex
+from footnote.models.base import Message
+from footnote.models.roles import RoleModel
+from footnote.models.structured import structured
+from footnote.prompts import render
+from footnote.store.graph.base import GraphSpec
+from footnote.textnorm import QUESTION_WORDS_EN, normalise
+
+OTHER = "other"
+_QUOTED = re.compile(r"[\"“「『'‘]([^\"”」』'’]{2,80})[\"”」』'’]")
+_CAPS = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|of|the|de|von|van))*")
+
+
+class Mention(BaseModel):
+    """An entity as written in the question, with the label it probably has."""
+
+    text: str = Field(description="The entity exactly as written in the question.")
+    label: str = Field("", description="Node label it belongs to, if known.")
+
+
+class Constraint(BaseModel):
+    """A filter the question states (year > 2000, country = 'France')."""
+
+    property: str
+    op: str = Field("=", description="One of =, <>, <, <=, >, >=, contains.")
+    value: str
+
+
+class GraphUnderstanding(BaseModel):
+    """What the question asks, as one JSON object."""
+
+    intent: str = Field(description="One of the listed intents, or 'other'.")
+    confidence: float = Field(ge=0, le=1, description="How sure the intent is (0–1).")
+    entities: list[Mention] = Field(default_factory=list)
+    constraints: list[Constraint] = Field(default_factory=list)
+    question: str = Field(description="The question rewritten to stand alone, in its language.")
+
+
+def _labels_of(index: EntityIndex, mention: str) -> set[str]:
+    alignment = index.align(mention)
+    return {c.entity.label for c in alignment.candidates}
+
+
+def _guess_mentions(question: str) -> list[str]:
+    found = [m.group(1).strip() for m in _QUOTED.finditer(question)]
+    for m in _CAPS.finditer(question):
+        words = [w for w in m.group(0).split() if w.lower() not in QUESTION_WORDS_EN]
+        if words:
+            found.append(" ".join(words).strip(".,?!"))
+    return list(dict.fromkeys(f for f in found if f))
+
+
+def understand_by_rules(question: str, spec: GraphSpec, index: EntityIndex) -> GraphUnderstanding:
+    """Intent from keyword cues; mentions from known names (or quoted/capitalised words)."""
+    q = normalise(question)
+    mentions = index.mentions(question) or _guess_mentions(question)
+    labels: set[str] = set()
+    for m in mentions:
+        labels |= _labels_of(index, m)
+    best, best_hits = OTHER, 0
+    for name, intent in spec.intents.items():
+        hits = sum(1 for k in intent.keywords if normalise(k) and normalise(k) in q)
+        needs = set(intent.params.values())
+        if hits and needs <= labels and hits > best_hits:
+            best, best_hits = name, hits
+    # a known intent is fairly sure; "other" goes to generation unless the text is too short
+    confidence = (0.9 if best_hits > 1 else 0.75) if best != OTHER else 0.6 if len(q) >= 8 else 0.2
+    ents = [Mention(text=m, label=next(iter(_labels_of(index, m)), "")) for m in mentions]
+    return GraphUnderstanding(
+        intent=best, confidence=confidence, entities=ents, question=" ".join(question.split())
+    )
+
+
+def understand_by_model(
+    model: RoleModel,
+    question: str,
+    spec: GraphSpec,
+    *,
+    run_id: str | None = None,
+    labels: tuple[str, ...] = (),
+) -> GraphUnderstanding:
+    """The `understand` role's reading of the question (validated; one repair round)."""
+    intents = "\n".join(
+        f"- {name}: {i.description} (entities: {', '.join(f'{p} as {lab}' for p, lab in i.params.items()) or 'none'})"
+        for name, i in spec.intents.items()
+    )
+    system = render("graph_understand", schema=spec.describe(), intents=intents or "(none)")
+    out = structured(
+        model, [Message("system", system), Message("user", question)], GraphUnderstanding,
+        run_id=run_id, max_tokens=300, labels=labels,
+    )  # fmt: skip
+    if out.intent not in spec.intents:
+        out = out.model_copy(update={"intent": OTHER})
+    if not out.question.strip():
+        out = out.model_copy(update={"question": question})
+    return out
+
+
+# -- conservative template routing -------------------------------------------------------------
+# A template answers exactly one shape of question: its slots (entities) and nothing else.
+# Any cue of a further constraint sends the question to the generated path instead.
+_EN_CUES: tuple[tuple[str, str], ...] = (
+    (r"\b(?:top|first|last|bottom)\b", "a limit"),
+    (
+        r"\b(?:most|least|highest|lowest|largest|smallest|biggest|greatest|fewest|best|worst|"
+        r"oldest|youngest|newest|latest|earliest|cheapest|longest|shortest|maximum|minimum|max|"
+        r"min)\b",
+        "a superlative",
+    ),
+    (
+        r"\b(?:more|less|fewer|greater|higher|lower|older|younger|earlier|later|cheaper|after|"
+        r"before|since|until|between|above|below|over|under|exceed\w*|at least|at most|"
+        r"start\w* with|end\w* with|begin\w* with|contain\w*|includ\w*|like)\b|[<>=]",
+        "a comparison or property filter",
+    ),
+    (r"\b(?:not|never|without|except|excluding|neither|nor|no)\b|n't\b", "a negation"),
+    (r"\b(?:order(?:ed)? by|sort\w*|rank\w*|alphabetical\w*)\b", "an ordering"),
+    (r"\b(?:average|avg|mean|sum|total|median)\b", "an aggregation"),
+    (r"\b(?:properties|property|nodes?|return\w*|rename\w*|alias\w*)\b", "a projection"),
+)
+_COUNT_CUES = r"\b(?:how many|number of|count\w*)\b"
+_ZH_CUES: tuple[tuple[str, str], ...] = (
+    (r"前\s*[0-9一二两三四五六七八九十几]", "a limit"),
+    (r"最", "a superlative"),
+    (
+        r"大于|小于|超过|多于|少于|高于|低于|以上|以下|之后|之前|以后|以前|早于|晚于|不少于|"
+        r"不超过|至少|至多|包含|含有|开头|结尾|字典序|之间",
+        "a comparison or property filter",
+    ),
+    (r"不|没有|除了|除", "a negation"),
+    (r"或|并且|而且|同时|以及", "a combination of conditions"),
+    (r"排序|排名|升序|降序", "an ordering"),
+    (r"平均|总和|总数|总共|合计", "an aggregation"),
+    (r"节点|属性|返回|重命名|别名", "a projection"),
+)
+_ZH_COUNT = r"多少|几个|几部|数量"
+_NUMBER = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"dozen|hundred|single|once|twice)\b"
+)
+# quoted values: ASCII quotes only at word boundaries (so "Mayumi's" or "who's" stay whole)
+_QUOTED_ANY = (
+    re.compile(r"(?:^|(?<=[\s(\[:,]))[\"'‘](.{1,80}?)[\"'’](?=$|[\s.,?!;:)\]])"),
+    re.compile(r"[“「『]([^”」』]{1,80})[”」』]"),
+)
+_GENERIC_WORDS = frozenset(["name", "id", "title"])
+
+
+def _words(name: str) -> str:
+    """`unitsInStock` → `units in stock`; `ACTED_IN` → `acted in`."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ")
+    return " ".join(spaced.lower().split())
+
+
+def _forms(word: str) -> list[str]:
+    forms = {word}
+    if word.endswith("y") and len(word) > 3:
+        forms.add(word[:-1] + "ie")  # category → categories
+    for suffix in ("ed", "d", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            forms.add(word[: -len(suffix)])
+    return sorted(forms, key=len, reverse=True)
+
+
+def _mentions_word(text: str, phrase: str) -> bool:
+    *head, last = phrase.split()
+    alts = "|".join(re.escape(f) for f in _forms(last))
+    pre = "".join(re.escape(h) + r"\s+" for h in head)
+    return re.search(rf"\b{pre}(?:{alts})(?:s|es|d|ed|er|ers|or|ors|ing|r|rs)?\b", text) is not None
+
+
+def _names_property(text: str, prop: str, labels: frozenset[str] = frozenset()) -> bool:
+    """`unitsInStock` is named by "unitsinstock", "units in stock" or "in stock" (a one-word
+    tail that is generic or a label's name, like "order" of `unitsOnOrder`, does not count)."""
+    if re.search(rf"\b{re.escape(prop.lower())}\b", text):
+        return True
+    words = _words(prop).split()
+    tails = [" ".join(words[i:]) for i in range(len(words))]
+    return any(
+        _mentions_word(text, t)
+        for t in tails
+        if len(t) > 2 and (" " in t or (t not in _GENERIC_WORDS and t not in labels))
+    )
+
+
+def template_misfit(
+    question: str,
+    intent_name: str,
+    spec: GraphSpec,
+    mentions: list[str],
+    entities: int,
+    constraints: list[Constraint] | None = None,
+) -> str:
+    """Why the intent's template would not capture the whole question ("" when it does).
+
+    `mentions` are the entity texts found in the question (removed before looking for cues);
+    `entities` how many distinct entities were aligned. Conservative on purpose: a wrong
+    template answer looks authoritative, while the generated path can still be right.
+    """
+    intent = spec.intents.get(intent_name)
+    if intent is None:
+        return "no such intent"
+    if entities > len(intent.params):
+        return f"{entities} entities for {len(intent.params)} template slot(s)"
+    known = {normalise(m) for m in mentions}
+    for quoted in _QUOTED_ANY:
+        for q in quoted.finditer(question):
+            if normalise(q.group(1)).strip(" .,?!") not in known:
+                return f"the quoted value {q.group(1)!r} is not an entity of the template"
+    rest = normalise(question)
+    for m in sorted(known, key=len, reverse=True):
+        if m:
+            rest = rest.replace(m, " ")
+    cypher = intent.cypher
+    low_cypher = cypher.lower()
+    keywords = sorted((normalise(k) for k in intent.keywords), key=len, reverse=True)
+    stripped = rest
+    for k in keywords:
+        if k:
+            stripped = stripped.replace(k, " ")
+    counts = "count(" in low_cypher
+    if _NUMBER.search(stripped):
+        return "a number (a limit, year or comparison)"
+    for cue, why in _EN_CUES:
+        hit = re.search(cue, stripped)
+        if hit:
+            return f"{why} ({hit.group(0).strip()!r})"
+    if not counts and re.search(_COUNT_CUES, stripped):
+        return "a count"
+    if counts and not re.search(_COUNT_CUES, rest) and not re.search(_ZH_COUNT, rest):
+        return "the template counts but the question does not ask how many"
+    for cue, why in _ZH_CUES:
+        hit = re.search(cue, stripped)
+        if hit:
+            return f"{why} ({hit.group(0)!r})"
+    if not counts and re.search(_ZH_COUNT, stripped):
+        return "a count"
+    label_words = frozenset(_words(label) for label in spec.nodes)
+    for label, node in spec.nodes.items():
+        for prop in node.properties:
+            if prop == node.name:  # what slots are matched on ("name the films…" is a verb)
+                continue
+            used = re.search(rf"\.{re.escape(prop)}\b", cypher) is not None
+            if not used and _names_property(stripped, prop, label_words):
+                return f"the property {label}.{prop} is not in the template"
+        if f":{label}" not in cypher and _mentions_word(stripped, _words(label)):
+            return f"the label {label} is not in the template"
+    for rel_name, rel in spec.relationships.items():
+        if f":{rel_name}" not in cypher and _mentions_word(stripped, _words(rel_name)):
+            return f"the relationship {rel_name} is not in the template"
+        for prop in rel.properties:
+            used = re.search(rf"\.{re.escape(prop)}\b", cypher) is not None
+            if not used and _names_property(stripped, prop, label_words):
+                return f"the property {rel_name}.{prop} is not in the template"
+    for c in constraints or []:
+        if normalise(c.value) not in known:
+            return f"the constraint {c.property} {c.op} {c.value!r} is not a template slot"
+    return ""

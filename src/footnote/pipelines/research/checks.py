@@ -1,0 +1,171 @@
+"""Checks through the one verification path, then the checklist.
+
+Each chapter's draft goes through `verify.gate.check_draft` with an evidence set holding only
+the cards bound to that chapter: a citation of any other card is fabricated and dropped; every
+number must occur, with its unit, in a cited card; the judge gives P(supported) per citation.
+Code also re-checks every card: its snippet is the exact text at its span in its snapshot (or
+block), and its date is in the outline item's range. Then coverage per outline item
+(covered / uncovered / conflicting, with reasons), key numbers flagged for the analyst, and a
+stated sample of the other claims."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from footnote.pipelines.research.investigate import in_range
+from footnote.pipelines.research.untrusted import foreign_markup
+from footnote.textnorm import looks_like_year, quantities
+from footnote.types import (
+    Block,
+    ChecklistItem,
+    Claim,
+    Conflict,
+    CoverageState,
+    EvidenceCard,
+    OutlineItem,
+    Verdict,
+    sha256_hex,
+)
+from footnote.verify import Evidence, EvidenceSet, Judge, Thresholds
+from footnote.verify.draft import Draft
+from footnote.verify.gate import check_draft
+
+TextOf = Callable[[EvidenceCard], str | None]
+"""The full text a card's span points into (its snapshot's or block's), None when missing."""
+
+
+def card_evidence(cards: Sequence[EvidenceCard]) -> EvidenceSet:
+    """Cards as the evidence the gate checks citations against (snippet = the checked text)."""
+    items = []
+    for c in cards:
+        block = Block(c.id, c.source_id or (c.snapshot_id or ""), "paragraph", c.snippet,
+                      c.page or 1, section_path=(c.source_title,))  # fmt: skip
+        # who says it goes to the judge as context (numbers are checked against the snippet only)
+        context = (
+            f"Source: {c.source_title} ({c.published_at or 'undated'})" if c.source_title else ""
+        )
+        items.append(Evidence(c.id, c.snippet, block, relevance=1.0, context=context))
+    return EvidenceSet(items)
+
+
+def card_problems(card: EvidenceCard, text_of: TextOf, item: OutlineItem | None) -> list[str]:
+    """What is wrong with a card: its snippet is not at its span, or its date is out of range."""
+    problems = []
+    text = text_of(card)
+    if text is None:
+        problems.append("its snapshot or block is missing")
+    elif card.span is None or text[card.span[0] : card.span[1]] != card.snippet:
+        problems.append("the snippet is not the text at its span")
+    if item is not None and not in_range(card.published_at, item.standard):
+        problems.append(f"dated {card.published_at}, outside the item's date range")
+    return problems
+
+
+@dataclass
+class SectionCheck:
+    """A chapter after the checks: kept claims, dropped ones with reasons, fabricated ids."""
+
+    claims: list[Claim] = field(default_factory=list)
+    dropped: list[dict[str, object]] = field(default_factory=list)
+    fabricated: int = 0
+    foreign: list[tuple[str, list[str]]] = field(default_factory=list)
+    """(claim id, links/ids/labels) of sentences dropped for markup their cards do not hold."""
+
+
+def check_section(
+    item: OutlineItem,
+    draft: Draft,
+    kinds: Sequence[str],
+    cards: Sequence[EvidenceCard],
+    *,
+    judge: Judge | None,
+    thresholds: Thresholds,
+) -> SectionCheck:
+    """The chapter's draft through the gate, against its bound cards only."""
+    evidence = card_evidence(cards)
+    results = check_draft(draft, evidence, judge=judge, thresholds=thresholds)
+    out = SectionCheck()
+    for n, (sentence, checks, kind) in enumerate(zip(draft.sentences, results, kinds, strict=True)):
+        real = [c for c in checks if not c.fabricated]
+        out.fabricated += len(checks) - len(real)
+        good = [c for c in real if c.verdict in ("supported", "weak")]
+        reasons = {f"{c.evidence_id}.{k}": v for c in checks for k, v in c.reasons.items()}
+        if not checks:
+            reasons["citations"] = "no citation"
+        claim_id = f"{item.id}-c{n + 1}"
+        foreign = foreign_markup(
+            sentence.text, [c.snippet for c in cards if c.id in sentence.cites]
+        )
+        if foreign:  # a link, image, id or label no cited card holds: the data talking
+            reasons["markup"] = f"not in the cited cards: {', '.join(foreign)[:200]}"
+            out.foreign.append((claim_id, foreign))
+            good = []
+        if not good:
+            out.dropped.append({"id": claim_id, "text": sentence.text, "reasons": reasons})
+            continue
+        verdict: Verdict = "supported" if any(c.verdict == "supported" for c in good) else "weak"
+        out.claims.append(
+            Claim(
+                claim_id,
+                sentence.text,
+                tuple(c.evidence_id for c in good),
+                verdict=verdict,
+                checks=reasons,
+                kind=kind,
+            )
+        )
+    return out
+
+
+def has_key_number(text: str) -> bool:
+    """Whether a claim states a figure (years alone do not count)."""
+    return any(not looks_like_year(q) for q in quantities(text))
+
+
+def flag_for_review(claims: Sequence[Claim], rate: float) -> list[Claim]:
+    """Key numbers flagged for a mandatory analyst check; a deterministic `rate` sample of the rest."""
+    out = []
+    for c in claims:
+        key = has_key_number(c.text)
+        bucket = int(sha256_hex(c.id.encode())[:8], 16) / 0xFFFFFFFF
+        out.append(replace(c, key_number=key, sampled=not key and bucket < rate))
+    return out
+
+
+def coverage(
+    item: OutlineItem,
+    claims: Sequence[Claim],
+    cards: dict[str, EvidenceCard],
+    conflicts: Sequence[Conflict],
+    independent: Callable[[Sequence[EvidenceCard]], int],
+    stop_reasons: Sequence[str],
+    found: int,
+) -> ChecklistItem:
+    """Covered, uncovered or conflicting, with the reasons, for one outline item."""
+    reasons: list[str] = []
+    supported = [c for c in claims if c.verdict == "supported" and c.kind == "claim"]
+    cited = [cards[i] for c in supported for i in c.card_ids if i in cards]
+    n_independent = independent(cited) if cited else 0
+    state: CoverageState = "covered"
+    if not found:
+        reasons.append("no evidence was found")
+    if not supported:
+        state = "uncovered"
+        reasons.append("no claim passed the checks as supported")
+    if n_independent < item.standard.min_independent:
+        state = "uncovered"
+        reasons.append(
+            f"{n_independent} independent source(s); the standard asks for {item.standard.min_independent}"
+        )
+    if item.standard.primary_required and not any(c.source_type == "primary" for c in cited):
+        state = "uncovered"
+        reasons.append("the standard requires a primary source; none is cited")
+    stopped = [r for r in stop_reasons if r != "done"]
+    if stopped:
+        reasons.append("investigation stopped early: " + ", ".join(sorted(set(stopped))))
+    if any(item.id in c.item_ids for c in conflicts):
+        state = "conflicting"
+        reasons.append("sources disagree on a figure (shown side by side)")
+    return ChecklistItem(item.id, item.title, state, reasons=tuple(reasons), cards=found,
+                         independent_sources=n_independent, stop_reasons=tuple(stop_reasons))  # fmt: skip

@@ -1,0 +1,218 @@
+"""One worker: a bounded loop over a sub-question's queries that returns evidence cards, never
+prose, and a `stop_reason` — `done`, or the budget that ran out (`budget_tokens`,
+`budget_calls`, `budget_searches`, `budget_fetches`, `budget_time`). At the limit the worker
+stops spending and returns what it has."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from itertools import zip_longest
+
+from footnote.config import ResearchSettings
+from footnote.errors import BudgetExceeded, LicenceRefused, ModelError
+from footnote.events import BudgetTick, Event, InjectionEvent
+from footnote.models.budget import Budget
+from footnote.models.roles import NO_EXTERNAL
+from footnote.pipelines.research.cards import (
+    Candidate,
+    SelectFn,
+    candidates,
+    card_id,
+    make_card,
+    select_with_model,
+)
+from footnote.pipelines.research.sources import Passage, SourceLog, Sources
+from footnote.pipelines.research.untrusted import Finding, scan
+from footnote.types import EvidenceCard, EvidenceStandard, OutlineItem, StopReason, SubQuestion
+
+STOP_REASONS: dict[str, StopReason] = {
+    "tokens": "budget_tokens",
+    "calls": "budget_calls",
+    "searches": "budget_searches",
+    "fetches": "budget_fetches",
+    "seconds": "budget_time",
+}
+Emit = Callable[[Event], Awaitable[None]]
+
+
+@dataclass
+class WorkerResult:
+    """What a sub-question produced and why it stopped."""
+
+    sub_question: SubQuestion
+    cards: list[EvidenceCard]
+    stop_reason: StopReason
+    log: SourceLog
+    used: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def stop_reason_of(exc: BudgetExceeded) -> StopReason:
+    """The stop reason for a budget limit."""
+    return STOP_REASONS.get(exc.resource, "budget_tokens")
+
+
+def in_range(published_at: str | None, standard: EvidenceStandard) -> bool:
+    """Whether a date is inside the standard's range (undated passes; the checks flag it)."""
+    if not published_at:
+        return True
+    day = published_at[:10]
+    if standard.date_from and day < standard.date_from[:10]:
+        return False
+    return not (standard.date_to and day > standard.date_to[:10])
+
+
+class BudgetWatch:
+    """Emits a budget tick after each step, with a warning the first time a budget passes the
+    warn fraction and the resource when it runs out."""
+
+    def __init__(self, scope: str, budget: Budget, warn: float, emit: Emit) -> None:
+        self.scope, self.budget, self.warn, self.emit = scope, budget, warn, emit
+        self.warned = False
+
+    async def tick(self, exhausted: str | None = None) -> None:
+        _resource, fraction = self.budget.fraction_used()
+        warning = fraction >= self.warn and not self.warned
+        self.warned = self.warned or warning
+        await self.emit(
+            BudgetTick(
+                self.scope, self.budget.used(), self.budget.limits(), round(fraction, 4),
+                warning=warning, exhausted=exhausted,
+            )
+        )  # fmt: skip
+
+
+async def investigate(
+    sq: SubQuestion,
+    item: OutlineItem,
+    sources: Sources,
+    budget: Budget,
+    settings: ResearchSettings,
+    emit: Emit,
+    select: SelectFn | None = None,
+    taken: set[str] | None = None,
+    reported: set[tuple[str, str]] | None = None,
+) -> WorkerResult:
+    """Run one sub-question's bounded loop — per query: search (and fetch), then choose cards
+    from the new candidates — until it has enough cards, runs out of queries (`done`) or a
+    budget refuses the next step (that budget's stop reason)."""
+    log = SourceLog()
+    watch = BudgetWatch(sq.id, budget, settings.warn_fraction, emit)
+    stop: StopReason = "done"
+    notes: list[str] = []
+    focus = f"{item.title} {item.asks}"
+    seen: set[tuple[str, int]] = set()
+    chosen: list[Candidate] = []
+    want = settings.cards_per_question
+    taken = taken if taken is not None else set()
+    """Cards other sub-questions already hold: left to them, so chapters rest on different cards."""
+    reported = reported if reported is not None else set()
+    """(passage, kind) injection attempts already reported on the run (each is logged once)."""
+    findings: dict[str, list[Finding]] = {}
+    quarantined = quarantine(findings)
+
+    for query in sq.queries:
+        try:
+            budget.check()
+        except BudgetExceeded as exc:
+            stop = stop_reason_of(exc)
+            break
+        got, exceeded = await asyncio.to_thread(sources.gather, query, sq.web, budget, log)
+        kept = [p for p in got if in_range(p.published_at, item.standard)]
+        if len(got) > len(kept):
+            notes.append(f"{len(got) - len(kept)} passages outside the date range dropped")
+        for event in injection_events(kept, findings, reported):
+            await emit(event)
+        fresh = [
+            c for c in candidates(sq.question, focus, kept, want * 3, quarantined=quarantined)
+            if (_where(c.passage), c.start) not in seen
+            and card_id(c.passage, c.start, c.end) not in taken
+        ][: want * 2]  # fmt: skip
+        seen |= {(_where(c.passage), c.start) for c in fresh}
+        picked = fresh[: want - len(chosen)]
+        if select is not None and fresh:
+            try:
+                budget.check()
+                by_model = await asyncio.to_thread(
+                    select_by_trust_domain, sq.question, fresh, select
+                )
+                notes.append(
+                    f"{query!r}: the model kept {len(by_model)} of {len(fresh)} candidates"
+                )
+                picked = by_model[: want - len(chosen)]
+            except BudgetExceeded as exc:
+                exceeded = exceeded or exc
+                notes.append("the budget ran out before selection: candidates ranked by code")
+            except (LicenceRefused, ModelError, ValueError) as exc:
+                notes.append(f"selection by code: {type(exc).__name__}: {exc}")
+        chosen += picked
+        if exceeded is not None:
+            stop = stop_reason_of(exceeded)
+            await watch.tick(exceeded.resource)
+            break
+        await watch.tick()
+        if len(chosen) >= want:
+            break
+    attempts = sum(len(f) for f in findings.values())
+    if attempts:
+        notes.append(
+            f"{attempts} injection attempt(s) found: their passages quarantined, never cards"
+        )
+    cards = [make_card(c, sq.id) for c in chosen]
+    taken |= {c.id for c in cards}
+    return WorkerResult(sq, cards, stop, log, budget.used(), notes)
+
+
+def _where(p: Passage) -> str:
+    return p.block.id if p.block is not None else p.source_id
+
+
+def injection_events(
+    passages: list[Passage], findings: dict[str, list[Finding]], reported: set[tuple[str, str]]
+) -> list[InjectionEvent]:
+    """Scan the passages not scanned yet (into `findings`, by block or snapshot id) and return
+    an event for each injection attempt not yet `reported` on the run."""
+    events = []
+    for p in passages:
+        where = _where(p)
+        if where not in findings:
+            findings[where] = scan(p.text)
+        for f in findings[where]:
+            if (where, f.kind) not in reported:
+                reported.add((where, f.kind))
+                events.append(InjectionEvent(where, f.kind, f.excerpt))
+    return events
+
+
+def quarantine(findings: dict[str, list[Finding]]) -> Callable[[Passage, int, int], bool]:
+    """The candidates' filter: a passage with a finding is quarantined whole (it talks to the
+    model, so the text around the instruction is the attacker's too)."""
+    return lambda p, _start, _end: bool(findings.get(_where(p)))
+
+
+def select_by_trust_domain(
+    question: str, found: list[Candidate], select: SelectFn
+) -> list[Candidate]:
+    """The model's choice, made apart for library passages and for outside ones (web,
+    scholarly, licensed): the call that reads fetched text never sees internal documents, so
+    an injected page has no internal text in reach (least privilege for the web reader). Within
+    each, passages the model may not see (`no-external-model` for an external one) are ranked
+    by code instead, so one labelled passage does not keep the rest from the model."""
+    groups: dict[tuple[bool, bool], list[Candidate]] = {}
+    for c in found:
+        key = (c.passage.block is not None, NO_EXTERNAL in c.passage.labels)
+        groups.setdefault(key, []).append(c)
+    chosen = []
+    for key in sorted(groups, reverse=True):
+        try:
+            chosen.append(select_with_model(question, groups[key], select))
+        except LicenceRefused:
+            chosen.append(groups[key])  # ranked by code
+    if len(chosen) == 1:
+        return chosen[0]
+    mixed: list[Candidate] = []  # each list keeps its own order; they alternate
+    for pair in zip_longest(*chosen):
+        mixed += [c for c in pair if c is not None]
+    return mixed

@@ -1,0 +1,260 @@
+"""Merge, deterministic first: which sources are the same document or copies of one story.
+
+1. Identity by code: canonical URL (a page's declared canonical link counts only on its own
+   host), DOI / arXiv id, content hash of the normalised text.
+2. Near-duplicates: MinHash over word shingles (datasketch), grouped by LSH.
+3. Origin of each group: a member that the others link to (a credited reprint), else the
+   earliest-dated member if the `judge` model agrees the texts are one story with confidence at
+   or above `attribution_confidence`; otherwise the group stays undecided for the analyst.
+
+Every source ends `independent`, `same_origin` (a copy of another source: never counted as
+corroboration) or `unconfirmed` (independence not shown: never counted either). A page that
+merely claims a document number or an early date does not become the origin by that claim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from datasketch import MinHash, MinHashLSH  # type: ignore[import-untyped]
+
+from footnote.textnorm import normalise, tokens
+from footnote.types import EvidenceCard, Independence, Snapshot, SourceType, sha256_hex
+
+_TRACKING = re.compile(r"^(utm_|fbclid$|gclid$|ref$|mc_)")
+SameStoryFn = Callable[[Snapshot, Snapshot], float]
+"""`same_story(a, b) -> P(b is a copy or rewrite of a)` (the judge model)."""
+
+
+def canonical_url(url: str) -> str:
+    """A URL with case, default ports, fragments, tracking parameters and `www.` folded."""
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower().removeprefix("www.")
+    port = parts.port
+    netloc = host if port in (None, 80, 443) else f"{host}:{port}"
+    query = urlencode(sorted((k, v) for k, v in parse_qsl(parts.query) if not _TRACKING.match(k)))
+    path = re.sub(r"/index\.html?$", "/", parts.path or "/").rstrip("/") or "/"
+    return urlunsplit(
+        ("https" if parts.scheme in ("http", "https") else parts.scheme, netloc, path, query, "")
+    )
+
+
+def _hostless(url: str) -> str:
+    parts = urlsplit(canonical_url(url))
+    return (parts.hostname or "") + parts.path
+
+
+def identity_keys(snap: Snapshot) -> list[str]:
+    """Keys under which two snapshots are the same document."""
+    keys = ["url:" + _hostless(snap.final_url)]
+    if (
+        snap.canonical_url
+        and urlsplit(snap.canonical_url).hostname == urlsplit(snap.final_url).hostname
+    ):
+        keys.append("url:" + _hostless(snap.canonical_url))
+    if snap.doi:
+        keys.append("doi:" + snap.doi.lower())
+    if snap.arxiv_id:
+        keys.append("arxiv:" + snap.arxiv_id)
+    text = normalise(snap.text)
+    if len(text) > 200:
+        keys.append("text:" + sha256_hex(text.encode())[:20])
+    return keys
+
+
+def minhash(text: str, num_perm: int = 128, shingle: int = 3) -> MinHash:
+    """MinHash of a text's word shingles."""
+    words = tokens(text)
+    m = MinHash(num_perm=num_perm)
+    for i in range(max(1, len(words) - shingle + 1)):
+        m.update(" ".join(words[i : i + shingle]).encode("utf-8"))
+    return m
+
+
+@dataclass(frozen=True)
+class MergeDecision:
+    """One group of copies: its members, the origin chosen (if any), on what basis, how sure."""
+
+    members: tuple[str, ...]
+    origin: str | None
+    basis: str
+    confidence: float
+    decided_by: str
+    """code | model | analyst (undecided: left to the analyst)"""
+    similarity: float = 0.0
+
+
+@dataclass
+class MergeResult:
+    """The merge stage's artifact: document identities, copy groups and each source's status."""
+
+    same_document: dict[str, str] = field(default_factory=dict)
+    """source id -> the id of the source it is the same document as (kept once)"""
+    decisions: list[MergeDecision] = field(default_factory=list)
+    independence: dict[str, Independence] = field(default_factory=dict)
+    origin_of: dict[str, str] = field(default_factory=dict)
+    source_type: dict[str, SourceType] = field(default_factory=dict)
+
+
+class _Union:
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, x: str) -> str:
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _issuer_page(snap: Snapshot) -> bool:
+    """A page carrying a document number whose issuer prefix is the page's own host."""
+    if not snap.doc_number:
+        return False
+    issuer = re.split(r"[^A-Za-z]", snap.doc_number, maxsplit=1)[0].lower()
+    host = (urlsplit(snap.final_url).hostname or "").lower()
+    return bool(issuer) and issuer in re.split(r"[.\-]", host)
+
+
+def merge_sources(
+    snapshots: Sequence[Snapshot],
+    library_sources: Sequence[str],
+    *,
+    threshold: float,
+    min_confidence: float,
+    same_story: SameStoryFn | None = None,
+) -> MergeResult:
+    """Decide identity, copies, origins and independence for every source of a run."""
+    result = MergeResult()
+    by_key: dict[str, str] = {}
+    unique: list[Snapshot] = []
+    for snap in sorted(snapshots, key=lambda s: (s.fetched_at, s.id)):
+        same = next((by_key[k] for k in identity_keys(snap) if k in by_key), None)
+        if same is not None:
+            result.same_document[snap.id] = same
+            continue
+        for key in identity_keys(snap):
+            by_key[key] = snap.id
+        unique.append(snap)
+    hashes = {s.id: minhash(s.text) for s in unique}
+    lsh = MinHashLSH(threshold=threshold, num_perm=128)
+    for sid, mh in hashes.items():
+        lsh.insert(sid, mh)
+    groups = _Union()
+    for sid, mh in hashes.items():
+        for other in lsh.query(mh):
+            if other != sid and hashes[sid].jaccard(hashes[other]) >= threshold:
+                groups.union(sid, other)
+    members: dict[str, list[Snapshot]] = {}
+    for snap in unique:
+        members.setdefault(groups.find(snap.id), []).append(snap)
+    issuers = {s.doc_number for s in unique if _issuer_page(s)}
+    for snap in unique:
+        result.independence[snap.id] = "independent"
+        # a page that declares a document number is that document, unless the number's
+        # issuer publishes it on its own host: then only the issuer's page is
+        primary = _issuer_page(snap) or (
+            snap.doc_number is not None and snap.doc_number not in issuers
+        )
+        result.source_type[snap.id] = "primary" if primary else "unknown"
+    for group in members.values():
+        if len(group) > 1:
+            _attribute(group, hashes, result, min_confidence, same_story)
+    for sid, same in result.same_document.items():
+        result.independence[sid] = "same_origin"
+        result.origin_of[sid] = same
+        result.source_type[sid] = result.source_type.get(same, "unknown")
+    for sid in library_sources:
+        result.independence.setdefault(sid, "independent")
+        result.source_type.setdefault(sid, "primary")
+    return result
+
+
+def _attribute(
+    group: list[Snapshot],
+    hashes: dict[str, MinHash],
+    result: MergeResult,
+    min_confidence: float,
+    same_story: SameStoryFn | None,
+) -> None:
+    ids = tuple(sorted(s.id for s in group))
+    urls = {_hostless(s.final_url): s for s in group}
+    linked = [
+        urls[_hostless(link)]
+        for s in group
+        for link in s.links
+        if _hostless(link) in urls and urls[_hostless(link)].id != s.id
+    ]
+    similarity = min(hashes[a].jaccard(hashes[b]) for a in ids for b in ids if a < b)
+    origin: Snapshot | None = None
+    basis, confidence, by = "undecided", 0.0, "analyst"
+    if linked and len({s.id for s in linked}) == 1:
+        origin, basis, confidence, by = linked[0], "credited by a copy's link", 0.95, "code"
+    else:
+        dated = sorted((s for s in group if s.published_at), key=lambda s: s.published_at or "")
+        first = dated[0] if dated else None
+        if first is not None and same_story is not None:
+            others = [s for s in group if s.id != first.id]
+            confidence = round(min(same_story(first, other) for other in others), 3)
+            if confidence >= min_confidence:
+                origin, basis, by = first, "earliest date; the judge model finds one story", "model"
+            else:
+                basis = (
+                    f"earliest date, but the model is only {confidence:.2f} sure it is one story"
+                )
+    result.decisions.append(MergeDecision(ids, origin.id if origin else None, basis, confidence, by,
+                                          round(similarity, 3)))  # fmt: skip
+    for s in group:
+        if origin is None:
+            result.independence[s.id] = "unconfirmed"
+        elif s.id == origin.id:
+            result.independence[s.id] = "independent"
+        else:
+            result.independence[s.id] = "same_origin"
+            result.origin_of[s.id] = origin.id
+            result.source_type[s.id] = "reprint"
+
+
+def apply_merge(cards: Sequence[EvidenceCard], merge: MergeResult) -> list[EvidenceCard]:
+    """Cards with their source's independence, origin candidates, basis and source type."""
+    decision_of = {m: d for d in merge.decisions for m in d.members}
+    out = []
+    for card in cards:
+        sid = card.source_id
+        d = decision_of.get(sid)
+        origin = merge.origin_of.get(sid)
+        out.append(
+            replace(
+                card,
+                independence=merge.independence.get(sid, "unconfirmed"),
+                source_type=merge.source_type.get(sid, card.source_type),
+                origin_candidates=tuple(m for m in d.members if m != sid) if d else (
+                    (origin,) if origin else ()),
+                attribution_basis=(d.basis if d else ("same document" if origin else "")),
+                attribution_confidence=d.confidence if d else (1.0 if origin else 0.0),
+            )
+        )  # fmt: skip
+    return out
+
+
+def independent_origins(cards: Sequence[EvidenceCard], merge: MergeResult) -> int:
+    """How many independent origins these cards rest on: a copy counts as its origin, and a
+    group whose origin is undecided counts once however many of its members are cited."""
+    groups = {m: d.members for d in merge.decisions for m in d.members}
+    keys = set()
+    for c in cards:
+        sid = c.source_id
+        if c.independence == "unconfirmed":
+            keys.add(("group", groups.get(sid, (sid,))))
+        else:
+            keys.add(("origin", (merge.origin_of.get(sid, sid),)))
+    return len(keys)

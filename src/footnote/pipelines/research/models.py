@@ -1,0 +1,85 @@
+"""The research job's model calls, each charged to the budget it is given and licence-gated by
+the labels of the text it carries: card selection (`understand`), chapter writing (`compose`),
+support judging and same-story attribution (`judge`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from footnote.models.base import Message
+from footnote.models.budget import Budget
+from footnote.models.judge import yes_probability_of
+from footnote.pipelines.research.cards import SelectFn
+from footnote.pipelines.research.synthesise import WriteFn
+from footnote.prompts import data_section, render
+from footnote.types import Snapshot
+from footnote.verify import Judge
+
+if TYPE_CHECKING:
+    from footnote.models import RoleModel
+
+JudgeSupport = Callable[..., float]
+"""`judge_support(model, claim, passage, *, labels, budget, run_id) -> P(supported)`."""
+
+
+@dataclass
+class ResearchModels:
+    """The bound models of a research run (any may be None: code does that step instead)."""
+
+    select: RoleModel | None = None
+    writer: RoleModel | None = None
+    judge: RoleModel | None = None
+    judge_support: JudgeSupport | None = None
+    run_id: str | None = None
+
+    def _structured(self, model: RoleModel, budget: Budget, max_tokens: int) -> Callable[..., str]:
+        def complete(
+            messages: list[Message], schema: dict[str, object], labels: tuple[str, ...]
+        ) -> str:
+            caps = model.capabilities()
+            kw: dict[str, Any] = {"json_schema": schema} if caps.json_schema else {}
+            out = model.complete(messages, labels=labels, budget=budget, run_id=self.run_id,
+                                 max_tokens=max_tokens, temperature=0.0, cache=True, **kw)  # fmt: skip
+            return out.text
+
+        return complete
+
+    def select_fn(self, budget: Budget) -> SelectFn | None:
+        """Card selection charged to `budget`, or None without a bound model."""
+        return None if self.select is None else self._structured(self.select, budget, 160)
+
+    def write_fn(self, budget: Budget) -> WriteFn | None:
+        """Chapter writing charged to `budget`, or None without a bound model."""
+        return None if self.writer is None else self._structured(self.writer, budget, 700)
+
+    def judge_fn(self, budget: Budget, labels: tuple[str, ...]) -> Judge | None:
+        """P(supported) per (claim, card) charged to `budget`, or None without a judge."""
+        model, support = self.judge, self.judge_support
+        if model is None or support is None:
+            return None
+
+        def judge(claim: str, passage: str) -> float:
+            return float(support(model, claim, passage, labels=labels, budget=budget,
+                                 run_id=self.run_id))  # fmt: skip
+
+        return judge
+
+    def same_story_fn(self, budget: Budget) -> Callable[[Snapshot, Snapshot], float] | None:
+        """P(b copies a's story) from the judge's yes/no probability, or None without a judge."""
+        model = self.judge
+        if model is None:
+            return None
+
+        def same_story(a: Snapshot, b: Snapshot) -> float:
+            prompt = render(
+                "research_same_story", a_title=a.title[:100], a_date=a.published_at or "undated",
+                b_title=b.title[:100], b_date=b.published_at or "undated",
+                a_text=data_section(a.text[:1500], "TEXT"), b_text=data_section(b.text[:1500], "TEXT"),
+            )  # fmt: skip
+            labels = tuple(dict.fromkeys((*a.labels, *b.labels)))
+            return yes_probability_of(model, [Message("user", prompt)], labels=labels,
+                                      budget=budget, run_id=self.run_id)  # fmt: skip
+
+        return same_story

@@ -1,0 +1,174 @@
+"""Outline first: report kinds are fixed templates (package data `templates/*.json`); the
+proposed outline is the template's items for the question, which the analyst confirms or edits
+before anything is searched. Then the plan: one bounded sub-question per item, each with its
+share of the run's budget."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from footnote.errors import UsageError
+from footnote.serialize import from_plain, to_plain
+from footnote.textnorm import QUESTION_WORDS_EN, STOP_WORDS_EN, STOP_WORDS_ZH, text_lang, tokens
+from footnote.types import EvidenceStandard, Outline, OutlineItem, SubQuestion
+
+TEMPLATE_KINDS = ("players", "market_size", "regulation", "trends", "literature_review")
+
+
+@cache
+def load_template(kind: str) -> dict[str, Any]:
+    """A report template by kind (UsageError naming the kinds for an unknown one)."""
+    if kind not in TEMPLATE_KINDS:
+        raise UsageError(
+            f"unknown report template {kind!r}; templates: {', '.join(TEMPLATE_KINDS)}"
+        )
+    path = resources.files(__package__).joinpath(f"templates/{kind}.json")
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def choose_template(question: str) -> str:
+    """The template whose keywords the question uses most (literature review otherwise)."""
+    q = question.lower()
+    best, hits = "literature_review", 0
+    for kind in TEMPLATE_KINDS:
+        n = sum(1 for kw in load_template(kind)["keywords"] if kw in q)
+        if n > hits:
+            best, hits = kind, n
+    return best
+
+
+def propose_outline(question: str, template: str | None = None, *, web: bool = True) -> Outline:
+    """The template's items for this question (web search allowed per item only if `web`)."""
+    question = " ".join(question.split())
+    if not question:
+        raise UsageError("the research question is empty")
+    kind = template or choose_template(question)
+    data = load_template(kind)
+    items = []
+    for raw in data["items"]:
+        standard = from_plain(EvidenceStandard, raw.get("standard", {}))
+        if not web:
+            standard = EvidenceStandard(**{**to_plain(standard), "web": False})
+        items.append(OutlineItem(raw["id"], raw["title"], raw["asks"], standard=standard,
+                                 terms=raw.get("terms", "")))  # fmt: skip
+    return Outline(question, kind, tuple(items), lang=text_lang(question))
+
+
+def edit_outline(outline: Outline, data: dict[str, Any]) -> Outline:
+    """The analyst's edit of an outline (the outline JSON, items added, removed or changed);
+    validated: ids unique and non-empty, dependencies on existing items only."""
+    merged = {**to_plain(outline), **data, "question": outline.question}
+    try:
+        edited = from_plain(Outline, merged)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"invalid outline: {exc}") from exc
+    ids = [i.id for i in edited.items]
+    if not ids:
+        raise UsageError("an outline needs at least one item")
+    if len(set(ids)) != len(ids) or not all(i.strip() for i in ids):
+        raise UsageError("outline item ids must be unique and non-empty")
+    for item in edited.items:
+        unknown = set(item.depends_on) - set(ids)
+        if unknown:
+            raise UsageError(f"item {item.id!r} depends on unknown items {sorted(unknown)}")
+    return edited
+
+
+_GENERIC = frozenset(
+    [
+        "large",
+        "big",
+        "fast",
+        "expected",
+        "grow",
+        "growth",
+        "main",
+        "much",
+        "many",
+        "changing",
+        "heading",
+        "hold",
+        "held",
+        "each",
+        "does",
+        "did",
+        "how",
+        "what",
+        "which",
+        "who",
+        "where",
+        "when",
+        "why",
+        "are",
+        "is",
+        "the",
+        "between",
+        "and",
+        "its",
+        "their",
+        "there",
+    ]
+)
+"""Words of the question's form, not its subject (left out of the subject of queries)."""
+
+
+def _keywords(text: str, limit: int = 8) -> list[str]:
+    stop = STOP_WORDS_EN | STOP_WORDS_ZH | QUESTION_WORDS_EN | _GENERIC
+    words = [t for t in tokens(text) if t not in stop and (len(t) > 2 or not t.isascii())]
+    return list(dict.fromkeys(words))[:limit]
+
+
+def _entity(question: str) -> str:
+    """The question's first proper name (a capitalised word not opening it), if any."""
+    words = re.findall(r"[A-Za-z][\w-]+", question)
+    return next((w.split("'")[0] for w in words[1:] if w[0].isupper()), "")
+
+
+def plan(
+    outline: Outline,
+    limits: dict[str, float | None],
+    *,
+    reserve: float,
+    parallel: int,
+    max_queries: int = 3,
+) -> list[SubQuestion]:
+    """One sub-question per outline item, each with an equal share of the run's budget after
+    the `reserve` kept for synthesis and checks (wall clock shared by `parallel` workers)."""
+    n = len(outline.items)
+    share = (1.0 - reserve) / max(1, n)
+    waves = math.ceil(n / max(1, parallel))
+    budget: dict[str, float] = {}
+    for resource, limit in limits.items():
+        if limit is None:
+            continue
+        if resource == "seconds":
+            budget[resource] = round(limit * (1.0 - reserve) / max(1, waves), 1)
+        else:
+            budget[resource] = max(1.0, math.floor(limit * share + 1e-9))
+    out = []
+    subject = " ".join(_keywords(outline.question, 5))
+    entity = _entity(outline.question)
+    for item in outline.items:
+        focus = item.terms or " ".join(_keywords(f"{item.title} {item.asks}", 4))
+        queries = [f"{subject} {focus}".strip(), outline.question]
+        if entity and outline.lang == "en":
+            queries.append(f"{entity} {focus}")
+        queries = list(dict.fromkeys(queries))
+        out.append(
+            SubQuestion(
+                f"sq-{item.id}",
+                item.id,
+                f"{item.asks} (Question: {outline.question})",
+                tuple(queries[:max_queries]),
+                budget=dict(budget),
+                web=item.standard.web,
+                depends_on=tuple(f"sq-{d}" for d in item.depends_on),
+            )
+        )
+    return out

@@ -1,0 +1,475 @@
+"""The research pipeline: plan → investigate (parallel where independent) → merge → conflicts
+→ synthesise (no network) → check → checklist → brief, as an async generator of typed events.
+
+The outline must have been confirmed by the analyst first. Every stage persists its artifact
+in the research store and is skipped when a resumed run finds it there. Budgets are enforced
+by the executor: each sub-question spends a child of the run's budget and stops at its limit
+with a `stop_reason`; near the run's limit no new sub-question starts, the checklist is written
+first and the brief says what it does not cover.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from footnote.config import ResearchSettings
+from footnote.errors import BudgetExceeded, LicenceRefused, ModelError, UsageError
+from footnote.events import (
+    BriefEvent,
+    CardEvent,
+    CheckEvent,
+    ChecklistEvent,
+    ConflictEvent,
+    DraftEvent,
+    Event,
+    InjectionEvent,
+    OutlineEvent,
+    PlanEvent,
+    Status,
+    SubQuestionStart,
+    SubQuestionStop,
+)
+from footnote.models.budget import Budget
+from footnote.pipelines.research.checks import (
+    SectionCheck,
+    card_problems,
+    check_section,
+    coverage,
+    flag_for_review,
+)
+from footnote.pipelines.research.conflicts import find_conflicts, scope_sentences
+from footnote.pipelines.research.investigate import (
+    STOP_REASONS,
+    BudgetWatch,
+    WorkerResult,
+    investigate,
+)
+from footnote.pipelines.research.merge import (
+    MergeResult,
+    apply_merge,
+    independent_origins,
+    merge_sources,
+)
+from footnote.pipelines.research.models import ResearchModels
+from footnote.pipelines.research.outline import plan
+from footnote.pipelines.research.sources import Sources
+from footnote.pipelines.research.synthesise import (
+    conflict_sentences,
+    write_extractive,
+    write_with_model,
+)
+from footnote.pipelines.trace import Trace
+from footnote.serialize import from_plain, to_plain
+from footnote.store.base import ResearchStore
+from footnote.types import (
+    Brief,
+    BriefSection,
+    ChecklistItem,
+    Claim,
+    Conflict,
+    EvidenceCard,
+    Outline,
+    OutlineItem,
+    SubQuestion,
+)
+from footnote.verify import Thresholds
+from footnote.verify.draft import Draft
+
+STAGES = ("plan", "investigate", "merge", "conflicts", "draft", "checks", "checklist", "brief")
+
+
+@dataclass
+class ResearchDeps:
+    """What a research run needs; chosen by the workspace (the composition root)."""
+
+    research: ResearchStore
+    sources: Sources
+    settings: ResearchSettings
+    models: ResearchModels = field(default_factory=ResearchModels)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    trace: Trace = field(default_factory=Trace)
+    block_text: Callable[[str], str | None] = lambda _id: None
+    clock: Callable[[], float] = time.monotonic
+
+
+def run_budget(
+    options: dict[str, Any], settings: ResearchSettings, clock: Callable[[], float]
+) -> Budget:
+    """The run's budget from its options (falling back to the settings), resumed where it was."""
+    used = options.get("used", {})
+    offset = float(used.get("seconds", 0.0))
+    start = clock()
+    budget = Budget(
+        int(options.get("budget_tokens") or settings.budget_tokens),
+        int(options.get("budget_calls") or settings.budget_calls),
+        float(options.get("budget_minutes") or settings.budget_minutes) * 60,
+        max_searches=int(options.get("budget_searches") or settings.budget_searches),
+        max_fetches=int(options.get("budget_fetches") or settings.budget_fetches),
+        clock=lambda: clock() - start + offset,
+    )
+    budget.charge(int(used.get("tokens", 0)), int(used.get("calls", 0)),
+                  searches=int(used.get("searches", 0)), fetches=int(used.get("fetches", 0)))  # fmt: skip
+    return budget
+
+
+class ResearchPipeline:
+    """Runs one confirmed research run to its brief."""
+
+    def __init__(self, deps: ResearchDeps, run_id: str) -> None:
+        self.deps, self.run_id = deps, run_id
+        self.store, self.settings = deps.research, deps.settings
+        record = self.store.get_research(run_id)
+        if record is None:
+            raise UsageError(f"no research run {run_id!r}")
+        self.options = dict(record.options)
+        saved = self.store.get_artifact(run_id, "outline")
+        if saved is None:
+            raise UsageError(f"research run {run_id} has no outline")
+        self.outline = from_plain(Outline, saved)
+        if not self.outline.confirmed:
+            raise UsageError("the outline has not been confirmed: confirm or edit it first")
+        self.budget = run_budget(self.options, self.settings, deps.clock)
+        self.items = {i.id: i for i in self.outline.items}
+        self._merge_result = MergeResult()
+        self._taken: set[str] = set()
+        """Card ids the run's sub-questions hold so far (each prefers cards no other holds)."""
+        self._written: set[str] = set()
+        """Cards already written out verbatim in an earlier chapter (not repeated)."""
+        self._reported: set[tuple[str, str]] = set()
+        """Injection attempts already logged as events (each once per run)."""
+
+    def _save_usage(self) -> None:
+        self.options["used"] = self.budget.used()
+        self.store.set_research_state(self.run_id, "running", self.options)
+
+    async def run(self) -> AsyncIterator[Event]:
+        """The run's events, ending with the brief."""
+        self.store.set_research_state(self.run_id, "running")
+        yield OutlineEvent(self.outline)
+        plan_ = self._plan()
+        yield PlanEvent(tuple(plan_))
+        results: dict[str, dict[str, Any]] = dict(self.store.artifacts(self.run_id, "investigate"))
+        self._taken |= {i for r in results.values() for i in r.get("card_ids", [])}
+        async for event in self._investigate_all(plan_, results):
+            yield event
+        self._save_usage()
+        cards = self.store.cards(self.run_id)
+        yield Status("merge", f"merging {len(cards)} cards from their sources")
+        merge, cards = await asyncio.to_thread(self._merge, cards)
+        by_item = self._cards_by_item(cards, plan_, results)
+        conflicts = self._conflicts(cards, by_item)
+        for conflict in conflicts:
+            yield ConflictEvent(conflict)
+        wrapped = any(r.get("skipped") for r in results.values()) or self.budget.near_limit(
+            self.settings.wrap_up_fraction
+        )
+        if wrapped:  # the checklist first: what is covered is known before anything is written
+            early = [
+                self._coverage(i, [], by_item, cards, conflicts, merge, results)
+                for i in self.outline.items
+            ]
+            self.store.put_artifact(self.run_id, "checklist_wrapup", "", {"items": to_plain(early)})
+            yield ChecklistEvent(tuple(early), wrapped_up=True)
+        self.deps.sources.close_network("synthesis and checks have no network access")
+        sections: list[BriefSection] = []
+        for n, item in enumerate(self.outline.items, 1):
+            yield Status(
+                "synthesise",
+                f"writing and checking chapter {n} of {len(self.outline.items)}: {item.title}",
+            )
+            async for event in self._section(
+                item, by_item.get(item.id, []), conflicts, wrapped, sections
+            ):
+                yield event
+            self._save_usage()
+        all_cards = {c.id: c for c in cards}
+        checklist = [
+            self._coverage(i, list(s.claims), by_item, cards, conflicts, merge, results)
+            for i, s in zip(self.outline.items, sections, strict=True)
+        ]
+        sections = [
+            BriefSection(s.item_id, s.title, s.claims, bound_cards=s.bound_cards, coverage=c.state, notes=s.notes)
+            for s, c in zip(sections, checklist, strict=True)
+        ]  # fmt: skip
+        self.store.put_artifact(self.run_id, "checklist", "", {"items": to_plain(checklist)})
+        yield ChecklistEvent(
+            tuple(checklist), sample_rate=self.settings.review_sample_rate, wrapped_up=wrapped
+        )
+        used = {c for s in sections for cl in s.claims for c in cl.card_ids}
+        brief = Brief(
+            self.run_id, self.outline.question, self.outline, tuple(sections), tuple(cards),
+            mode="brief", conflicts=tuple(conflicts), checklist=tuple(checklist),
+            not_covered=tuple(f"{c.title}: {'; '.join(c.reasons)}" for c in checklist if c.state == "uncovered"),
+            unused_cards=tuple(i for i in all_cards if i not in used), wrapped_up=wrapped,
+            sample_rate=self.settings.review_sample_rate, budget_used=self.budget.used(),
+            review={"state": "unreviewed"},
+        )  # fmt: skip
+        self.store.put_artifact(self.run_id, "brief", "", to_plain(brief))
+        self._save_usage()
+        self.store.set_research_state(
+            self.run_id, "wrapped_up" if wrapped else "completed", self.options
+        )
+        yield BriefEvent(brief)
+
+    # -- stages ----------------------------------------------------------------------------
+    def _plan(self) -> list[SubQuestion]:
+        saved = self.store.get_artifact(self.run_id, "plan")
+        if saved is not None:
+            return [from_plain(SubQuestion, s) for s in saved["sub_questions"]]
+        sub_questions = plan(self.outline, self.budget.limits(), reserve=self.settings.reserve_fraction,
+                             parallel=self.settings.parallel)  # fmt: skip
+        self.store.put_artifact(self.run_id, "plan", "", {"sub_questions": to_plain(sub_questions)})
+        return sub_questions
+
+    async def _investigate_all(
+        self, plan_: list[SubQuestion], results: dict[str, dict[str, Any]]
+    ) -> AsyncIterator[Event]:
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        sem = asyncio.Semaphore(self.settings.parallel)
+        tasks: dict[str, asyncio.Task[None]] = {}
+        watch = BudgetWatch("run", self.budget, self.settings.warn_fraction, queue.put)
+
+        async def one(sq: SubQuestion) -> None:
+            for dep in sq.depends_on:
+                if dep in tasks:
+                    await tasks[dep]
+            async with sem:
+                await self._one(sq, queue, results)
+                await watch.tick()
+
+        for sq in plan_:
+            if sq.id not in results:
+                tasks[sq.id] = asyncio.create_task(one(sq))
+        everything: asyncio.Future[list[None]] = asyncio.gather(*tasks.values())
+        try:
+            while not (everything.done() and queue.empty()):
+                getter: asyncio.Future[Event] = asyncio.ensure_future(queue.get())
+                waiting: set[asyncio.Future[Any]] = {getter, everything}
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield getter.result()
+                else:
+                    getter.cancel()
+            everything.result()
+        finally:
+            for t in tasks.values():
+                t.cancel()
+
+    async def _one(
+        self, sq: SubQuestion, queue: asyncio.Queue[Event], results: dict[str, dict[str, Any]]
+    ) -> None:
+        resource, fraction = self.budget.fraction_used()
+        if fraction >= self.settings.wrap_up_fraction or self.budget.exceeded():
+            reason = STOP_REASONS.get(resource, "budget_tokens")
+            record: dict[str, Any] = {"stop_reason": reason, "card_ids": [], "skipped": True,
+                      "notes": [f"not started: the run's {resource} budget is {fraction:.0%} used"]}  # fmt: skip
+            self.store.put_artifact(self.run_id, "investigate", sq.id, record)
+            results[sq.id] = record
+            await queue.put(SubQuestionStop(sq.id, reason, 0, used={}))
+            return
+        b = sq.budget
+        child = self.budget.child(
+            int(b["tokens"]) if "tokens" in b else None, int(b["calls"]) if "calls" in b else None,
+            b.get("seconds"), max_searches=int(b["searches"]) if "searches" in b else None,
+            max_fetches=int(b["fetches"]) if "fetches" in b else None,
+        )  # fmt: skip
+        await queue.put(SubQuestionStart(sq))
+        item = self.items[sq.item_id]
+        result: WorkerResult = await investigate(
+            sq, item, self.deps.sources, child, self.settings, queue.put,
+            self.deps.models.select_fn(child) if self.settings.select != "rules" else None,
+            self._taken, self._reported,
+        )  # fmt: skip
+        self.store.put_cards(self.run_id, result.cards)
+        record = {"stop_reason": result.stop_reason, "card_ids": [c.id for c in result.cards],
+                  "used": result.used, "notes": result.notes, "searches": result.log.searches,
+                  "fetches": result.log.fetches, "refused": result.log.refused,
+                  "failed": result.log.failed}  # fmt: skip
+        self.store.put_artifact(self.run_id, "investigate", sq.id, record)
+        results[sq.id] = record
+        for card in result.cards:
+            await queue.put(CardEvent(card))
+        await queue.put(SubQuestionStop(sq.id, result.stop_reason, len(result.cards), used=result.used,
+                                        refused=result.log.refused, failed=result.log.failed))  # fmt: skip
+
+    def _merge(self, cards: list[EvidenceCard]) -> tuple[MergeResult, list[EvidenceCard]]:
+        snaps = {}
+        for c in cards:
+            if c.snapshot_id and c.snapshot_id not in snaps:
+                snap = self.store.get_snapshot(c.snapshot_id)
+                if snap is not None:
+                    snaps[snap.id] = snap
+        library = sorted({c.source_id for c in cards if c.block_id})
+        merge = merge_sources(
+            list(snaps.values()), library, threshold=self.settings.near_duplicate,
+            min_confidence=self.settings.attribution_confidence,
+            same_story=self.deps.models.same_story_fn(self.budget),
+        ) if snaps or library else MergeResult()  # fmt: skip
+        merged = apply_merge(cards, merge)
+        self.store.put_cards(self.run_id, merged)
+        self.store.put_artifact(self.run_id, "merge", "", to_plain({
+            "same_document": merge.same_document, "decisions": merge.decisions,
+            "independence": merge.independence, "origin_of": merge.origin_of,
+            "source_type": merge.source_type}))  # fmt: skip
+        self._merge_result = merge
+        return merge, merged
+
+    def _text_of(self, card: EvidenceCard) -> str | None:
+        if card.block_id:
+            return self.deps.block_text(card.block_id)
+        snap = self.store.get_snapshot(card.snapshot_id or "")
+        return snap.text if snap else None
+
+    def _conflicts(
+        self, cards: list[EvidenceCard], by_item: dict[str, list[EvidenceCard]]
+    ) -> list[Conflict]:
+        merge = self._merge_result
+        items_of: dict[str, list[str]] = {}
+        for item_id, bound in by_item.items():
+            for c in bound:
+                items_of.setdefault(c.id, []).append(item_id)
+        conflicts = find_conflicts(
+            cards, origin=lambda c: merge.origin_of.get(c.source_id, c.source_id),
+            scope_of=lambda c: scope_sentences(self._text_of(c) or "", c.span),
+            items_of=lambda c: items_of.get(c.id, []),
+        )  # fmt: skip
+        order = [i.id for i in self.outline.items]
+        # each conflict is shown once, in the first chapter whose cards it involves
+        conflicts = [
+            replace(c, item_ids=(min(c.item_ids, key=order.index),)) if c.item_ids else c
+            for c in conflicts
+        ]
+        self.store.put_artifact(self.run_id, "conflicts", "", {"conflicts": to_plain(conflicts)})
+        return conflicts
+
+    def _cards_by_item(
+        self,
+        cards: list[EvidenceCard],
+        plan_: list[SubQuestion],
+        results: dict[str, dict[str, Any]],
+    ) -> dict[str, list[EvidenceCard]]:
+        """Each item's cards: those its sub-questions found (a card can serve several items)."""
+        by_id = {c.id: c for c in cards}
+        out: dict[str, list[EvidenceCard]] = {}
+        for sq in plan_:
+            ids = results.get(sq.id, {}).get("card_ids", [])
+            bound = out.setdefault(sq.item_id, [])
+            bound += [by_id[i] for i in ids if i in by_id and by_id[i] not in bound]
+        return out
+
+    def _coverage(
+        self, item: OutlineItem, claims: list[Claim], by_item: dict[str, list[EvidenceCard]],
+        cards: list[EvidenceCard], conflicts: list[Conflict], merge: MergeResult,
+        results: dict[str, dict[str, Any]],
+    ) -> ChecklistItem:  # fmt: skip
+        reasons = [
+            str(r.get("stop_reason", "done")) for k, r in results.items() if k == f"sq-{item.id}"
+        ]
+        return coverage(item, claims, {c.id: c for c in cards}, conflicts,
+                        lambda cs: independent_origins(cs, merge), reasons, len(by_item.get(item.id, [])))  # fmt: skip
+
+    async def _section(
+        self, item: OutlineItem, bound: list[EvidenceCard], conflicts: list[Conflict],
+        wrapped: bool, sections: list[BriefSection],
+    ) -> AsyncIterator[Event]:  # fmt: skip
+        notes: list[str] = []
+        good = [c for c in bound if not card_problems(c, self._text_of, item)]
+        for c in bound:
+            if c not in good:
+                notes.append(
+                    f"card {c.id} left out: {'; '.join(card_problems(c, self._text_of, item))}"
+                )
+        bound = good[:8]
+        mine = [c for c in conflicts if item.id in c.item_ids]
+        in_conflict = {v.card_id for c in mine for v in c.values}
+        fresh = [c for c in bound if c.id not in in_conflict and c.id not in self._written]
+        if len(fresh) < 2:  # a chapter may repeat two cards rather than stay empty
+            fresh += [c for c in bound if c.id not in in_conflict and c not in fresh][
+                : 2 - len(fresh)
+            ]
+        draft, writer = self._write(item, fresh, wrapped, notes)
+        kinds = ["claim"] * len(draft.sentences)
+        cards = {c.id: c for c in bound}
+        for conflict in mine:
+            extra = conflict_sentences(conflict, cards)
+            draft.sentences += extra
+            kinds += ["conflict"] * len(extra)
+        if writer == "extractive" or mine:
+            self._written |= {i for s in draft.sentences for i in s.cites}
+        yield DraftEvent(item.id, tuple(Claim(f"{item.id}-c{n + 1}", s.text, tuple(s.cites))
+                                        for n, s in enumerate(draft.sentences)), writer=writer)  # fmt: skip
+        self.store.put_artifact(
+            self.run_id,
+            "draft",
+            item.id,
+            {"writer": writer, "sentences": to_plain(draft.sentences)},
+        )
+        labels = tuple(dict.fromkeys(label for c in bound for label in c.labels))
+        judge = None if wrapped else self.deps.models.judge_fn(self.budget, labels)
+        checked = await self._check(item, draft, kinds, bound, judge, notes)
+        if writer == "model" and fresh and not any(c.kind == "claim" for c in checked.claims):
+            # the model's draft kept nothing: the chapter is its cards' own sentences instead
+            notes.append(
+                "no sentence of the model's draft passed the checks; the cards' own sentences instead"
+            )
+            redo = write_extractive(fresh)
+            redo.sentences += [
+                s for s, k in zip(draft.sentences, kinds, strict=True) if k == "conflict"
+            ]
+            again = await self._check(item, redo, ["claim"] * (len(redo.sentences) - kinds.count("conflict"))
+                                      + ["conflict"] * kinds.count("conflict"), bound, judge, notes)  # fmt: skip
+            again.dropped = checked.dropped + again.dropped
+            again.fabricated += checked.fabricated
+            checked, writer = again, "model+extractive"
+            self._written |= {i for s in redo.sentences for i in s.cites}
+        if judge is None:
+            notes.append("support judged by word overlap (no judge model call)")
+        for claim_id, tokens in checked.foreign:
+            yield InjectionEvent(f"{item.id}/{claim_id}", "worker_output",
+                                 f"the writer added {', '.join(tokens)[:140]}", stage="synthesise",
+                                 action="dropped")  # fmt: skip
+        claims = flag_for_review(checked.claims, self.settings.review_sample_rate)
+        for claim in claims:
+            yield CheckEvent(item.id, claim.id, claim.verdict, reasons=claim.checks)
+        for d in checked.dropped:
+            why = d["reasons"]
+            reasons = {str(k): str(v) for k, v in why.items()} if isinstance(why, dict) else {}
+            yield CheckEvent(item.id, str(d["id"]), "unsupported", reasons=reasons, kept=False)
+        self.store.put_artifact(self.run_id, "checks", item.id, {
+            "claims": to_plain(claims), "dropped": checked.dropped, "fabricated": checked.fabricated})  # fmt: skip
+        sections.append(BriefSection(item.id, item.title, tuple(claims),
+                                     bound_cards=tuple(c.id for c in bound), notes=tuple(notes)))  # fmt: skip
+
+    async def _check(
+        self, item: OutlineItem, draft: Draft, kinds: list[str], bound: list[EvidenceCard],
+        judge: Any, notes: list[str],
+    ) -> SectionCheck:  # fmt: skip
+        """The gate over a chapter; without the judge when it cannot be used (budget, licence)."""
+        try:
+            return await asyncio.to_thread(check_section, item, draft, kinds, bound,
+                                           judge=judge, thresholds=self.deps.thresholds)  # fmt: skip
+        except (BudgetExceeded, LicenceRefused, ModelError) as exc:
+            notes.append(f"judge not used: {exc}; verdicts from the deterministic checks only")
+            return await asyncio.to_thread(check_section, item, draft, kinds, bound,
+                                           judge=None, thresholds=self.deps.thresholds)  # fmt: skip
+
+    def _write(
+        self, item: OutlineItem, bound: list[EvidenceCard], wrapped: bool, notes: list[str]
+    ) -> tuple[Draft, str]:
+        mode = self.settings.writer
+        write = self.deps.models.write_fn(self.budget) if mode != "extractive" else None
+        if not bound:
+            return Draft(), "none"
+        if write is None or wrapped:
+            if wrapped and write is not None:
+                notes.append("written from the cards' own sentences: the run is wrapping up")
+            return write_extractive(bound), "extractive"
+        try:
+            return write_with_model(self.outline, item, bound, write), "model"
+        except (BudgetExceeded, LicenceRefused, ModelError, ValueError) as exc:
+            notes.append(f"written from the cards' own sentences: {type(exc).__name__}: {exc}")
+            return write_extractive(bound), "extractive"

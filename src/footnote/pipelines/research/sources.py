@@ -1,0 +1,270 @@
+"""Where evidence comes from, under the sub-task's budget: the library (with the user's ACL),
+web search + fetch → snapshot, scholarly search (abstracts, open-access PDFs where the licence
+allows) and a licensed database. Each search and fetch is checked against the budget before it
+is sent and charged after; every refusal is recorded, never hidden."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from footnote.config import IngestSettings, ResearchSettings
+from footnote.errors import BudgetExceeded, FetchError, IngestError
+from footnote.index import SearchFilters, SearchFn
+from footnote.ingest.web.fetch import Fetcher
+from footnote.ingest.web.search import LicensedDatabase, PaperSearch, WebSearch
+from footnote.ingest.web.snapshot import make_snapshot, text_snapshot
+from footnote.models.budget import Budget
+from footnote.pipelines.research.roles import Stage, refusal
+from footnote.store.base import DocumentStore, ResearchStore
+from footnote.types import Block, Snapshot
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Text a card can quote: a snapshot's text or a library block's, with its provenance."""
+
+    text: str
+    source_id: str
+    title: str
+    url: str
+    snapshot: Snapshot | None = None
+    block: Block | None = None
+    published_at: str | None = None
+    labels: tuple[str, ...] = ()
+    rank: int = 0
+
+
+@dataclass
+class SourceLog:
+    """What a sub-task's sources did: counts, and every refusal or failure with its reason."""
+
+    searches: int = 0
+    fetches: int = 0
+    refused: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    stop: BudgetExceeded | None = None
+    """A limit that refused a fetch part-way through a search (the earlier results are kept)."""
+
+
+class Sources:
+    """The research job's evidence sources; shared by the workers of one run (thread-safe)."""
+
+    def __init__(
+        self,
+        *,
+        store: DocumentStore,
+        research: ResearchStore,
+        settings: ResearchSettings,
+        ingest: IngestSettings,
+        library: SearchFn | None = None,
+        web: WebSearch | None = None,
+        fetcher: Fetcher | None = None,
+        papers: Sequence[PaperSearch] = (),
+        licensed: LicensedDatabase | None = None,
+        user_groups: tuple[str, ...] | None = None,
+    ) -> None:
+        self.store, self.research, self.settings, self.ingest = store, research, settings, ingest
+        self.library, self.web, self.fetcher = library, web, fetcher
+        self.papers, self.licensed, self.user_groups = tuple(papers), licensed, user_groups
+        self._fetched: dict[str, Snapshot | None] = {}
+        self._lock = threading.Lock()
+        self.stage: Stage = "investigate"
+        self.closed_reason = ""
+
+    def enter(self, stage: Stage, reason: str = "") -> None:
+        """The run moved on to `stage`: from now on only its roles' operations run
+        (`roles.STAGE_ROLES`; synthesis and export hold no search or fetch grant)."""
+        self.stage = stage
+        self.closed_reason = reason
+
+    def close_network(self, reason: str) -> None:
+        """No search or fetch after this (synthesis has no network access)."""
+        self.enter("synthesise", reason)
+
+    def _gate(self, log: SourceLog, what: str, operation: str) -> bool:
+        why = refusal(self.stage, operation)
+        if why is not None:
+            log.refused.append(
+                f"{what}: {why}" + (f": {self.closed_reason}" if self.closed_reason else "")
+            )
+            return False
+        return True
+
+    def search_library(self, query: str, budget: Budget, log: SourceLog) -> list[Passage]:
+        """Library blocks for `query`, as the user may read them."""
+        if self.library is None or not self._gate(log, "library search", "library search"):
+            return []
+        budget.check_search()
+        hits = self.library(query, self.settings.library_k,
+                            SearchFilters(user_groups=self.user_groups))  # fmt: skip
+        budget.charge(searches=1)
+        log.searches += 1
+        out = []
+        for rank, hit in enumerate(hits):
+            block = hit.block
+            if block.kind in ("heading", "reference"):
+                continue
+            record = self.store.get_source(block.source_id)
+            source = record.source if record else None
+            out.append(
+                Passage(
+                    block.table.as_text() if block.table is not None else block.text,
+                    block.source_id, source.title if source else block.source_id,
+                    source.uri if source else "", block=block,
+                    published_at=source.published_at if source else None,
+                    labels=source.labels if source else (), rank=rank,
+                )
+            )  # fmt: skip
+        return out
+
+    def search_web(self, query: str, budget: Budget, log: SourceLog) -> list[Passage]:
+        """Snapshots of the top web results for `query` (each fetch through the egress policy)."""
+        if self.web is None or not self._gate(log, "web search", "web search"):
+            return []
+        budget.check_search()
+        try:
+            results = self.web.search(query, self.settings.results_per_search)
+        except FetchError as exc:
+            log.failed.append(f"web search {query!r}: {exc}")
+            return []
+        finally:
+            budget.charge(searches=1)
+            log.searches += 1
+        out: list[Passage] = []
+        for rank, result in enumerate(results[: self.settings.fetches_per_search]):
+            try:
+                snap = self.fetch(result.url, budget, log)
+            except BudgetExceeded as exc:
+                log.stop = exc
+                break
+            if snap is not None and snap.text.strip():
+                out.append(self._snapshot_passage(snap, rank))
+        return out
+
+    def fetch(
+        self, url: str, budget: Budget, log: SourceLog, labels: tuple[str, ...] = ()
+    ) -> Snapshot | None:
+        """The snapshot of `url` (fetched once per run), or None with the reason logged."""
+        with self._lock:
+            if url in self._fetched:
+                return self._fetched[url]
+        if self.fetcher is None:
+            log.refused.append(f"{url}: no fetcher configured (research.allowed_domains is empty)")
+            return None
+        if not self._gate(log, f"fetch {url}", "fetch"):
+            return None
+        budget.check_fetch()
+        snap: Snapshot | None = None
+        try:
+            result = self.fetcher.fetch(url)
+            snap, _doc = make_snapshot(result, self.ingest, labels)
+            self.research.put_snapshot(snap, result.body)
+        except FetchError as exc:
+            (log.refused if "refused" in type(exc).__name__.lower() else log.failed).append(
+                str(exc)
+            )
+        except IngestError as exc:
+            log.failed.append(f"{url}: {exc}")
+        finally:
+            budget.charge(fetches=1)
+            log.fetches += 1
+        with self._lock:
+            self._fetched[url] = snap
+        return snap
+
+    def search_papers(self, query: str, budget: Budget, log: SourceLog) -> list[Passage]:
+        """Scholarly results: the abstract as a snapshot, and the OA PDF where the licence allows."""
+        out: list[Passage] = []
+        for provider in self.papers:
+            if not self._gate(log, f"{provider.name} search", "scholarly search"):
+                return out
+            budget.check_search()
+            try:
+                papers = provider.search(query, self.settings.results_per_search)
+            except FetchError as exc:
+                log.failed.append(f"{provider.name} {query!r}: {exc}")
+                continue
+            finally:
+                budget.charge(searches=1)
+                log.searches += 1
+            for rank, paper in enumerate(papers):
+                if paper.abstract:
+                    snap = text_snapshot(
+                        paper.url or paper.id, f"{paper.title}\n\n{paper.abstract}",
+                        title=paper.title, fetched_at=_now(), origin=provider.name,
+                        published_at=paper.published_at, doi=paper.doi, arxiv_id=paper.arxiv_id,
+                    )  # fmt: skip
+                    self.research.put_snapshot(snap, snap.text.encode("utf-8"))
+                    out.append(self._snapshot_passage(snap, rank))
+                licence = (paper.licence or "").lower()
+                if paper.pdf_url and licence in self.settings.pdf_licences and log.stop is None:
+                    try:
+                        pdf = self.fetch(paper.pdf_url, budget, log)
+                    except BudgetExceeded as exc:
+                        log.stop = exc
+                        continue
+                    if pdf is not None:
+                        out.append(self._snapshot_passage(pdf, rank))
+                elif paper.pdf_url:
+                    log.refused.append(
+                        f"{paper.pdf_url}: licence {licence or 'unknown'} not in research.pdf_licences"
+                    )
+        return out
+
+    def search_licensed(self, query: str, budget: Budget, log: SourceLog) -> list[Passage]:
+        """Licensed records, labelled so that their text never reaches an external model."""
+        db = self.licensed
+        if db is None or not self._gate(log, "licensed search", "licensed search"):
+            return []
+        budget.check_search()
+        try:
+            records = db.search(query, self.settings.results_per_search)
+        except FetchError as exc:
+            log.failed.append(f"licensed {query!r}: {exc}")
+            return []
+        finally:
+            budget.charge(searches=1)
+            log.searches += 1
+        out = []
+        for rank, rec in enumerate(records):
+            snap = text_snapshot(rec.url, f"{rec.title}\n\n{rec.text}", title=rec.title,
+                                 fetched_at=_now(), origin="licensed", labels=db.labels,
+                                 published_at=rec.published_at)  # fmt: skip
+            self.research.put_snapshot(snap, snap.text.encode("utf-8"))
+            out.append(self._snapshot_passage(snap, rank))
+        return out
+
+    @staticmethod
+    def _snapshot_passage(snap: Snapshot, rank: int) -> Passage:
+        return Passage(snap.text, snap.id, snap.title, snap.final_url, snap,
+                       published_at=snap.published_at, labels=snap.labels, rank=rank)  # fmt: skip
+
+    def gather(
+        self, query: str, web: bool, budget: Budget, log: SourceLog
+    ) -> tuple[list[Passage], BudgetExceeded | None]:
+        """Every source's passages for one query (library always; the rest only when `web`),
+        and the budget limit that stopped it early, if one did (what was found is kept)."""
+        steps = [self.search_library]
+        if self.licensed is not None:
+            steps.append(self.search_licensed)
+        if web:
+            steps += [self.search_web, self.search_papers]
+        found: list[Passage] = []
+        for step in steps:
+            try:
+                found += step(query, budget, log)
+            except BudgetExceeded as exc:
+                return found, exc
+            if log.stop is not None:
+                return found, log.stop
+        return found, None
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+__all__ = ["BudgetExceeded", "Passage", "SourceLog", "Sources"]

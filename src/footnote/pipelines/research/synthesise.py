@@ -1,0 +1,134 @@
+"""Synthesis: each chapter written from the cards bound to it, with no network access.
+
+The writer (`compose` role) sees only its chapter's cards, as data, under labels `C1…`; its
+output schema allows only those labels, so it can cite nothing else. Conflicts are written by
+code, one sentence per source with its figure and scope, never combined. Without a model (or
+when the licence gate, budget or output validation stops it) the chapter is the cards' own
+sentences."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, Field
+
+from footnote.models.base import Message
+from footnote.models.jsontext import find_json_object
+from footnote.prompts import data_section, render
+from footnote.types import Conflict, EvidenceCard, Outline, OutlineItem
+from footnote.verify import overlap
+from footnote.verify.draft import Draft, DraftSentence
+
+WriteFn = Callable[[list[Message], dict[str, object], tuple[str, ...]], str]
+"""`write(messages, json_schema, labels) -> reply text` (a budgeted, licence-gated model call)."""
+MAX_CLAIMS = 6
+
+
+class _WrittenClaim(BaseModel):
+    text: str = Field(max_length=400)
+    cards: list[str]
+
+
+class Written(BaseModel):
+    """The writer's output."""
+
+    claims: list[_WrittenClaim]
+
+
+def card_listing(cards: Sequence[EvidenceCard]) -> tuple[dict[str, str], str]:
+    """Aliases `C1…` → card ids, and the cards as prompt text (fenced as data by the caller)."""
+    aliases = {f"C{i + 1}": c.id for i, c in enumerate(cards)}
+    lines = [
+        f"[{a}] ({c.source_title[:80]}, {c.published_at or 'undated'}) {c.snippet}"
+        for a, c in zip(aliases, cards, strict=True)
+    ]
+    return aliases, "\n\n".join(lines)
+
+
+def claims_schema(aliases: Sequence[str], max_claims: int = MAX_CLAIMS) -> dict[str, object]:
+    """The writer's JSON schema: claims citing only the labels shown."""
+    return {
+        "type": "object",
+        "properties": {
+            "claims": {
+                "type": "array",
+                "maxItems": max_claims,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "text": {"type": "string", "maxLength": 400},
+                        "cards": {
+                            "type": "array",
+                            "minItems": 1,
+                            "maxItems": 3,
+                            "items": {"type": "string", "enum": list(aliases)},
+                        },
+                    },
+                    "required": ["text", "cards"],
+                },
+            }
+        },
+        "required": ["claims"],
+    }
+
+
+def parse_written(reply: str, aliases: dict[str, str]) -> Draft:
+    """The writer's claims as a draft; a label it was not shown stays as written (the checks
+    count it as fabricated)."""
+    written = Written.model_validate(find_json_object(reply))
+    draft = Draft(raw=reply)
+    for claim in written.claims[:MAX_CLAIMS]:
+        text = " ".join(claim.text.split())
+        if text:
+            cites = [aliases.get(c.strip(), c.strip()) for c in claim.cards]
+            draft.sentences.append(DraftSentence(text, list(dict.fromkeys(cites))))
+    return draft
+
+
+def write_with_model(
+    outline: Outline, item: OutlineItem, cards: Sequence[EvidenceCard], write: WriteFn
+) -> Draft:
+    """One structured call writing a chapter from its cards."""
+    aliases, listing = card_listing(cards)
+    language = "Chinese" if outline.lang == "zh" else "English"
+    user = render(
+        "research_write", title=item.title, asks=item.asks, question=outline.question,
+        cards=data_section(listing, "CARDS"), n=str(min(2, len(cards))), language=language,
+    )  # fmt: skip
+    messages = [Message("system", "You write research briefs from evidence. You output JSON only."),
+                Message("user", user)]  # fmt: skip
+    labels = tuple(dict.fromkeys(label for c in cards for label in c.labels))
+    return parse_written(write(messages, claims_schema(list(aliases)), labels), aliases)
+
+
+def write_extractive(cards: Sequence[EvidenceCard], max_claims: int = MAX_CLAIMS) -> Draft:
+    """The chapter as its cards' own sentences (near-repeats dropped), each citing its card."""
+    draft = Draft()
+    for card in cards:
+        if any(overlap(card.claim, s.text) > 0.8 for s in draft.sentences):
+            continue
+        draft.sentences.append(DraftSentence(card.claim, [card.id], card.snippet))
+        if len(draft.sentences) >= max_claims:
+            break
+    return draft
+
+
+def publisher(card: EvidenceCard) -> str:
+    """A short name for a card's source: the site name a title ends with, else the host."""
+    title = card.source_title
+    for sep in (" | ", " - ", " — "):
+        if sep in title:
+            return title.rsplit(sep, 1)[-1].strip()
+    if card.url.startswith("http"):
+        return card.url.split("/")[2].split(":")[0]
+    return title[:60] or "One source"
+
+
+def conflict_sentences(conflict: Conflict, cards: dict[str, EvidenceCard]) -> list[DraftSentence]:
+    """A conflict as each source's own sentence, verbatim, citing its card (who says it and the
+    scope go beside it in the conflict table: nothing is combined or paraphrased)."""
+    return [
+        DraftSentence(cards[v.card_id].snippet, [v.card_id], cards[v.card_id].snippet)
+        for v in conflict.values
+        if v.card_id in cards
+    ]

@@ -1,0 +1,214 @@
+"""Graph answers through the one verification path: each sentence against the rows it cites.
+
+The rows a composer was shown become row evidence (`Evidence.kind == "row"`) and its
+sentences a `Draft`; `verify.gate.check_draft` checks them like any other draft. A citation of
+a row the composer never saw is fabricated, dropped and counted; every value a sentence states
+must occur in a cited row (`verify.values`: names, numbers, dates); with a judge, entailment
+decides among sentences that pass those checks. The query's own parameters (the aligned
+entities the rows were selected by) are context for names: a row of `MATCH (p:Person {name:
+$person})-[:ACTED_IN]->(f)` is about `$person` even when it does not repeat it. The support
+score is the share of the composer's factual sentences that passed — never a constant.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from footnote.store.graph.base import GraphRows
+from footnote.types import Block, Citation, Sentence, Verdict
+from footnote.verify.checks import CitationCheck, Judge, Thresholds
+from footnote.verify.draft import Draft, DraftSentence
+from footnote.verify.evidence import Evidence, EvidenceSet
+from footnote.verify.gate import check_draft
+from footnote.verify.values import VALUE_KINDS, dates_in, names_in
+
+__all__ = [
+    "GraphVerdict", "SentenceCheck", "ShownRows", "check_graph_sentence", "dates_in",
+    "names_in", "row_id", "row_text", "value_text", "verify_graph_answer",
+]  # fmt: skip
+
+
+def row_id(i: int) -> str:
+    """The evidence id of result row `i`."""
+    return f"row:{i}"
+
+
+def value_text(v: Any) -> str:
+    """A row value as text (lists joined, whole floats without `.0`)."""
+    if isinstance(v, list):
+        return ", ".join(value_text(x) for x in v)
+    if isinstance(v, dict):
+        return json.dumps(v, ensure_ascii=False, sort_keys=True)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return "" if v is None else str(v)
+
+
+def row_text(columns: Sequence[str], row: Sequence[Any]) -> str:
+    """One row as `col: value; col: value`."""
+    return "; ".join(f"{c}: {value_text(v)}" for c, v in zip(columns, row, strict=False))
+
+
+@dataclass(frozen=True)
+class ShownRows:
+    """The rows a composer was shown (by id), and the query parameters they were selected by."""
+
+    rows: Mapping[str, str]
+    context: tuple[str, ...] = ()
+
+    @classmethod
+    def of(
+        cls, result: GraphRows, shown: int, params: Mapping[str, Any] | None = None
+    ) -> ShownRows:
+        """The first `shown` rows of `result` (what the prompt listed), with the parameters."""
+        rows = {row_id(i): row_text(result.columns, r) for i, r in enumerate(result.rows[:shown])}
+        ctx = tuple(
+            value_text(v)
+            for k, v in (params or {}).items()
+            if not k.startswith("__allow_") and isinstance(v, str | int | float | list)
+        )
+        return cls(rows, ctx)
+
+    def evidence(self) -> EvidenceSet:
+        """The rows as the gate's evidence: only these ids are citable."""
+        context = "\n".join(self.context)
+        return EvidenceSet([
+            Evidence(i, text, Block(i, "graph", "table", text, 0, order=n), context=context,
+                     kind="row")
+            for n, (i, text) in enumerate(self.rows.items())
+        ])  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SentenceCheck:
+    """What the gate made of one sentence: its shown and fabricated row ids, the values it
+    states that no cited row holds, and the verdict."""
+
+    text: str
+    cited: tuple[str, ...]
+    fabricated: tuple[str, ...]
+    missing: dict[str, list[str]] = field(default_factory=dict)
+    """Kind (`numbers`, `dates`, `names`) → values of the sentence found in no cited row."""
+    verdict: Verdict = "unsupported"
+    judge_p: float | None = None
+
+    @classmethod
+    def of(cls, text: str, checks: Sequence[CitationCheck]) -> SentenceCheck:
+        """The sentence's view of its citations' checks."""
+        shown = [c for c in checks if not c.fabricated]
+        verdicts = {c.verdict for c in shown}
+        verdict: Verdict = (
+            "unsupported" if not shown or "unsupported" in verdicts
+            else "weak" if "weak" in verdicts else "supported"
+        )  # fmt: skip
+        ps = [c.judge_p for c in shown if c.judge_p is not None]
+        return cls(
+            text,
+            tuple(c.evidence_id for c in shown),
+            tuple(c.evidence_id for c in checks if c.fabricated),
+            dict(shown[0].values_missing) if shown else {},
+            verdict,
+            min(ps) if ps else None,
+        )
+
+    @property
+    def ok(self) -> bool:
+        """Cites at least one shown row, states nothing the cited rows lack, and (with a
+        judge) is entailed by them."""
+        return bool(self.cited) and not any(self.missing.values()) and self.verdict == "supported"
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """One reason per check, as the citation's `checks`."""
+        out = {"id": "shown" if self.cited else "no shown row cited"}
+        if self.fabricated:
+            out["fabricated"] = ", ".join(self.fabricated)
+        for kind in VALUE_KINDS:
+            miss = self.missing.get(kind, [])
+            out[kind] = "missing: " + ", ".join(miss) if miss else "present"
+        if self.judge_p is not None:
+            out["judge"] = f"P(supported) = {self.judge_p:.2f}"
+        if self.cited and not self.missing and self.verdict == "weak" and self.judge_p is None:
+            out["values"] = "states no name, number or date the rows could confirm"
+        return out
+
+    def sentence(self, rows: ShownRows) -> Sentence | None:
+        """The checked sentence with its citations (None when a check failed)."""
+        if not self.ok:
+            return None
+        verdict = self.reasons
+        cites = tuple(
+            Citation(i, quote=rows.rows[i], verdict="supported", relevance=1.0, checks=verdict)
+            for i in self.cited
+        )
+        return Sentence(self.text, citations=cites)
+
+
+@dataclass(frozen=True)
+class GraphVerdict:
+    """Checked sentences of one composed answer, with counts and the support score."""
+
+    checks: tuple[SentenceCheck, ...]
+    sentences: tuple[Sentence, ...]
+
+    @property
+    def fabricated(self) -> int:
+        """Cited row ids that were never shown."""
+        return sum(len(c.fabricated) for c in self.checks)
+
+    @property
+    def dropped(self) -> int:
+        """Sentences that failed a check."""
+        return sum(1 for c in self.checks if not c.ok)
+
+    @property
+    def support(self) -> float:
+        """Share of the factual sentences written that passed every check (0 when none)."""
+        return (len(self.checks) - self.dropped) / len(self.checks) if self.checks else 0.0
+
+    @property
+    def reason(self) -> str:
+        """Why sentences were dropped, one clause per failed sentence."""
+        parts = []
+        for c in self.checks:
+            if c.ok:
+                continue
+            why = [f"{k} {', '.join(v)}" for k, v in c.missing.items() if v]
+            if not c.cited:
+                why.insert(0, "no shown row cited")
+            elif not why:
+                why.append(c.reasons.get("judge") or c.reasons.get("values") or c.verdict)
+            parts.append(f"{c.text[:60]!r}: " + "; ".join(why))
+        return " | ".join(parts)
+
+
+def verify_graph_answer(
+    drafts: Sequence[tuple[str, Sequence[str]]],
+    rows: ShownRows,
+    *,
+    judge: Judge | None = None,
+    thresholds: Thresholds = Thresholds(),
+    question: str = "",
+) -> GraphVerdict:
+    """Check each (sentence, cited row ids) of a composed graph answer against `rows` with
+    the gate (`verify.gate.check_draft`); `judge` adds entailment after the value checks."""
+    draft = Draft([
+        DraftSentence(t.strip(), list(dict.fromkeys(ids))) for t, ids in drafts if t.strip()
+    ])  # fmt: skip
+    results = check_draft(
+        draft, rows.evidence(), judge=judge, thresholds=thresholds, question=question,
+        max_cites=None,
+    )  # fmt: skip
+    checks = tuple(SentenceCheck.of(s.text, r) for s, r in zip(draft.sentences, results, strict=True))
+    kept = tuple(s for c in checks if (s := c.sentence(rows)) is not None)
+    return GraphVerdict(checks, kept)
+
+
+def check_graph_sentence(
+    text: str, ids: Sequence[str], rows: ShownRows, *, judge: Judge | None = None
+) -> SentenceCheck:
+    """The gate's checks of one sentence citing rows."""
+    return verify_graph_answer([(text, ids)], rows, judge=judge).checks[0]

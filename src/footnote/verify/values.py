@@ -1,0 +1,135 @@
+"""The values a sentence states, checked against structured evidence (result rows).
+
+A sentence citing rows passes the value checks when every value it states occurs in the rows
+it cites: calendar dates by value (`2001-05-03` = `3 May 2001` = `2001年5月3日`), numbers by
+the one number rule (`textnorm.unmatched_numbers`: value, unit, scale), names (quoted or
+capitalised spans, runs of Latin words in Chinese text) by normalised whole-word containment
+in the rows or in their `context` (the query parameters the rows were selected by). Used by
+`verify.checks` for row evidence; prose evidence is checked by overlap or the judge instead.
+"""
+
+from __future__ import annotations
+
+import re
+
+from footnote.textnorm import (
+    QUESTION_WORDS_EN,
+    STOP_WORDS_EN,
+    normalise,
+    quantities,
+    unmatched_numbers,
+)
+
+VALUE_KINDS = ("numbers", "dates", "names")
+"""The kinds of value a sentence is checked for, in the order reported."""
+
+
+def missing_values(sentence: str, rows: str, context: str = "") -> dict[str, list[str]]:
+    """Kind → values of `sentence` found in no form in `rows` (names also in `context`);
+    only kinds with something missing appear."""
+    missing: dict[str, list[str]] = {"dates": [], "numbers": [], "names": []}
+    have_dates = {d for d, _ in dates_in(rows)}
+    rest = sentence
+    for d, span in dates_in(sentence):
+        if d not in have_dates:
+            missing["dates"].append(span)
+        rest = rest.replace(span, " ")
+    missing["numbers"] = unmatched_numbers(rest, rows)
+    known = normalise(rows + "\n" + context)
+    missing["names"] = [n for n in names_in(rest) if not _name_known(n, known)]
+    return {k: v for k, v in missing.items() if v}
+
+
+def states_values(sentence: str) -> bool:
+    """Whether a sentence states any date, number or name the value checks can confirm."""
+    return bool(dates_in(sentence) or quantities(sentence) or names_in(sentence))
+
+
+# -- dates -----------------------------------------------------------------------------------
+_MONTHS = {m: i for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december"], 1)}  # fmt: skip
+_MONTHS |= {m[:3]: i for m, i in list(_MONTHS.items())} | {"sept": 9}
+_MON = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DATE_PATTERNS = (
+    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ][\d:.]+Z?)?\b"), "ymd"),
+    (re.compile(r"\b(\d{4})/(\d{1,2})/(\d{1,2})\b"), "ymd"),
+    (re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"), "ymd"),
+    (re.compile(rf"\b({_MON})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I), "mdy"),
+    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MON})\.?,?\s+(\d{{4}})\b", re.I), "dmy"),
+)
+
+
+def dates_in(text: str) -> list[tuple[tuple[int, int, int], str]]:
+    """Full calendar dates in `text` as ((year, month, day), the text written)."""
+    out: list[tuple[tuple[int, int, int], str]] = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            a, b, c = m.group(1), m.group(2), m.group(3)
+            if order == "ymd":
+                y, mo, d = int(a), int(b), int(c)
+            elif order == "mdy":
+                y, mo, d = int(c), _MONTHS[a.lower().rstrip(".")], int(b)
+            else:
+                y, mo, d = int(c), _MONTHS[b.lower().rstrip(".")], int(a)
+            if 1 <= mo <= 12 and 1 <= d <= 31:
+                out.append(((y, mo, d), m.group(0)))
+    return out
+
+
+# -- names -----------------------------------------------------------------------------------
+_QUOTED = re.compile(r"[\"“「『‘]([^\"”」』’]{2,120})[\"”」』’]")
+_CAPS = re.compile(
+    r"(?<![\w'’])[A-Z][\w'’.&-]*(?:\s+(?:[A-Z0-9][\w'’.&-]*|of|the|de|du|la|von|van|and|&)(?=\s|$|[,.;:!?)]))*"
+)
+_LATIN_IN_CJK = re.compile(r"[A-Za-z][A-Za-z0-9'’.&-]*(?:\s+[A-Za-z0-9][A-Za-z0-9'’.&-]*)*")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_COMMON = STOP_WORDS_EN | QUESTION_WORDS_EN | frozenset(
+    {"she", "he", "they", "it", "its", "there", "their", "both", "each", "all", "none", "no",
+     "yes", "one", "only", "also", "in", "on", "at", "by", "from", "for", "with", "as", "and",
+     "or", "but", "total", "overall", "together", "among", "according", "based", "showing",
+     "rows", "row", "graph", "result", "results", "answer", "i"}
+)  # fmt: skip
+
+
+def names_in(text: str) -> list[str]:
+    """Spans of `text` that name something: quoted strings and capitalised runs (a lone
+    capitalised word that only starts the sentence, or a common word, is not a name); in
+    Chinese text, runs of Latin-script words."""
+    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    pattern = _LATIN_IN_CJK if _CJK.search(text) else _CAPS
+    for m in pattern.finditer(text):
+        span = m.group(0).strip(" .,;:!?'’-&")
+        words = span.split()
+        while words and words[0].lower() in _COMMON:
+            words = words[1:]
+        while words and words[-1].lower() in _COMMON | {"of", "the", "de", "and", "&"}:
+            words = words[:-1]
+        if not words:
+            continue
+        lone_start = len(words) == 1 and m.start() == _first_word_at(text)
+        if lone_start and pattern is _CAPS:
+            continue
+        if len(words) == 1 and len(words[0]) < 2:
+            continue
+        found.append(" ".join(words))
+    return list(dict.fromkeys(f for f in found if f and not f.isdigit()))
+
+
+def _first_word_at(text: str) -> int:
+    m = re.search(r"\w", text)
+    return m.start() if m else 0
+
+
+def _name_known(name: str, known: str) -> bool:
+    """The name occurs in the evidence (or, for a run of names, each of its parts does)."""
+    n = normalise(name)
+    if _occurs(n, known):
+        return True
+    parts = [p for p in re.split(r"\s+(?:and|&)\s+|,\s*", n) if p]
+    return len(parts) > 1 and all(_occurs(p, known) for p in parts)
+
+
+def _occurs(needle: str, haystack: str) -> bool:
+    """`needle` in `haystack` as whole words ("US" is not found in "status")."""
+    return bool(needle) and re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
