@@ -4,6 +4,7 @@ two workers never both hold a job and two reapers never both hand it back."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sqlite3
 import threading
@@ -34,9 +35,13 @@ class SqliteLedger:
         self.queue = queue
         self.lock = threading.Lock()
         self.conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA busy_timeout=30000")
-        self.conn.executescript(_SCHEMA)
+        # one opener at a time: switching a new file to WAL fails at once, without waiting,
+        # when another process opening it holds a read lock
+        with Path(f"{path}.open.lock").open("a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.executescript(_SCHEMA)
 
     def _change(self, sql: str, args: tuple[Any, ...]) -> bool:
         with self.lock:

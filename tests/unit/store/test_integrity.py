@@ -15,6 +15,7 @@ import pytest
 
 from footnote.index import Indexer
 from footnote.index.vectors import SqliteVectors
+from footnote.jobs.ledger import SqliteLedger
 from footnote.models.base import Vectors
 from footnote.models.fake import HashEmbedder
 
@@ -147,21 +148,26 @@ def test_one_file_with_an_unexpected_error_does_not_stop_the_folder(tmp_path: Pa
         assert not ws.store.conn.in_transaction
 
 
-def _open(path: str, barrier: multiprocessing.synchronize.Barrier, q: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+def _open(what: str, path: str, barrier: multiprocessing.synchronize.Barrier, q: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     barrier.wait()
     try:
-        SqliteStore(Path(path)).close()
+        if what == "store":
+            SqliteStore(Path(path)).close()
+        else:  # the embedded job queue's ledger, in its own file
+            SqliteLedger(Path(path), "jobs").conn.close()
         q.put("ok")
     except Exception as exc:
         q.put(f"{type(exc).__name__}: {exc}")
 
 
-def test_processes_opening_a_new_workspace_at_once_take_turns(tmp_path: Path) -> None:
+@pytest.mark.parametrize("what", ["store", "ledger"])
+def test_processes_opening_a_new_workspace_at_once_take_turns(what: str, tmp_path: Path) -> None:
+    # a new file's switch to WAL failed at once ("database is locked") for about 1 opener in 20
     ctx = multiprocessing.get_context("spawn")
-    for attempt in range(2):
+    for attempt in range(5):
         path = str(tmp_path / f"new{attempt}.db")
         barrier, q = ctx.Barrier(6), ctx.Queue()
-        procs = [ctx.Process(target=_open, args=(path, barrier, q)) for _ in range(6)]
+        procs = [ctx.Process(target=_open, args=(what, path, barrier, q)) for _ in range(6)]
         for p in procs:
             p.start()
         results = [q.get(timeout=120) for _ in procs]

@@ -32,14 +32,12 @@ from footnote.types import Block, Document
 def connect(path: Path) -> sqlite3.Connection:
     """Open a SQLite database with the pragmas footnote relies on, migrated to the latest schema."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    # the busy timeout first: switching a new file to WAL takes a lock other openers may hold
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout=30000")
-    conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA synchronous=NORMAL")
-    apply_migrations(conn)
+    apply_migrations(conn, journal_mode="WAL")
     return conn
 
 

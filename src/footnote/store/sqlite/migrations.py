@@ -498,9 +498,15 @@ def _migration_lock(conn: sqlite3.Connection) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def apply_migrations(conn: sqlite3.Connection) -> list[str]:
-    """Apply pending migrations in order, each in its own transaction; return their names."""
+def apply_migrations(conn: sqlite3.Connection, journal_mode: str | None = None) -> list[str]:
+    """Apply pending migrations in order, each in its own transaction; return their names.
+
+    `journal_mode` is set first, under the same lock: switching a new file to WAL upgrades a
+    read lock to a write lock, and SQLite fails that at once ("database is locked") instead of
+    waiting when another process opening the file holds a read lock."""
     with _migration_lock(conn):
+        if journal_mode:
+            conn.execute(f"PRAGMA journal_mode={journal_mode}")
         return _apply(conn)
 
 
