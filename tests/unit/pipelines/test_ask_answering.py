@@ -35,6 +35,7 @@ def ask(
     answering: dict[str, Any] | None = None,
     queries: list[str] | None = None,
     spans: list[Any] | None = None,
+    judge_fn: Any = None,
 ) -> tuple[Answer, FakeChatModel]:
     settings = load_settings(
         store.path.parent,
@@ -49,7 +50,9 @@ def ask(
             queries.append(q)
         return base(q, k, f)
 
-    deps = AskDeps(store=store, search=search, settings=settings, compose_model=Role(fake))
+    deps = AskDeps(store=store, search=search, settings=settings, compose_model=Role(fake),
+                   judge_model=Role(FakeChatModel([])) if judge_fn else None,
+                   judge_fn=judge_fn)  # fmt: skip
     events: list[Event] = []
 
     async def go() -> None:
@@ -68,6 +71,24 @@ def test_a_named_cell_is_answered_by_code_without_the_model(store: SqliteStore) 
     assert answer.status == "answered" and fake.calls == []
     [c] = answer.sentences[0].citations
     assert c.evidence_id.endswith("#r1c1") and "71.2" in answer.text
+
+
+def test_a_cell_sentence_written_by_code_is_not_left_to_the_judge(store: SqliteStore) -> None:  # noqa: F811
+    # the sentence is built from the cell's own labels and value: entailed by construction, so a
+    # judge's doubt (the 1.5B judge gave 0.57 to a right cell) must not refuse it
+    claims: list[str] = []
+
+    def doubtful(model: Any, claim: str, passage: str, **kw: Any) -> float:
+        claims.append(claim)
+        return 0.4
+
+    answer, _ = ask(store, "In Table 2, what is the F1 of Baseline?", [], judge_fn=doubtful)
+    assert answer.status == "answered" and claims == []
+    assert answer.sentences[0].citations[0].verdict == "supported"
+    script = [cite("Baseline | 71.2", "E1", "Baseline gets 71.2 F1.")]
+    answer, _ = ask(store, "In Table 2, what is the F1 of Baseline?", script, {"tables": False},
+                    judge_fn=doubtful)  # fmt: skip
+    assert claims and answer.status != "answered"  # a model's sentence is still judged
 
 
 def test_tables_off_asks_the_composer(store: SqliteStore) -> None:  # noqa: F811
@@ -232,3 +253,24 @@ def test_a_chinese_cell_answer_passes_the_checks_without_a_judge(store: SqliteSt
     assert len(fake.calls) == 1 and answer.status == "answered"
     assert answer.sentences[0].text == "Baseline，F1：71.2。"
     assert answer.sentences[0].citations[0].verdict == "supported"
+
+
+def test_the_default_threshold_is_the_fitted_one_and_its_record_holds() -> None:
+    """`answering.answerable_threshold = None` reads the calibration file; the record names its
+    cases (all from the dev set's fit half), its bound, and the threshold its own rule picks."""
+    from footnote.config.answering import AnsweringSettings, answerable_threshold, calibration
+    from footnote.eval.loaders import DEV_SET, dev_half, read_cases
+
+    record = calibration()
+    assert answerable_threshold(AnsweringSettings()) == record["answerable_threshold"]
+    assert answerable_threshold(AnsweringSettings(answerable_threshold=0.9)) == 0.9
+    if not record["fitted"]:
+        assert record["answerable_threshold"] == 0.0  # unfitted: never refuses
+        return
+    dev_ids = {c.id for c in read_cases(DEV_SET)}
+    assert record["n"] == len(record["cases"]) > 0
+    assert set(record["cases"]) <= dev_ids and {dev_half(i) for i in record["cases"]} == {"fit"}
+    allowed = [p for p in record["curve"] if p["added_false_refusals"] <= record["false_refusal_bound"]
+               and p["precision"] is not None]  # fmt: skip
+    best = max(allowed, key=lambda p: (p["precision"], -p["threshold"]))
+    assert record["answerable_threshold"] == best["threshold"]

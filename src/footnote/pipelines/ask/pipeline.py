@@ -194,7 +194,9 @@ class AskPipeline:
             refine_table_cites(draft, shown)
             n_cites = sum(len(s.cites) for s in draft.sentences)
             yield Status("verify", f"checking {n_cites} citation{'s' if n_cites != 1 else ''}")
-            checks = await self._verify(draft, shown, question, judge)
+            # a cell's sentence is written by code from the cell's labels and value: entailed
+            # by construction, so only the deterministic checks apply (as for graph templates)
+            checks = await self._verify(draft, shown, question, None if cell else judge)
             for verification in verification_events(checks):
                 yield verification
             builder.add_round(draft, checks)
