@@ -6,6 +6,7 @@ fast embedded components (wordllama embeddings, extractive answers, no judge mod
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -84,19 +85,16 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: f
     raise RuntimeError(f"footnote serve did not become healthy:\n{log.read_text()}")
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`footnote serve` on a free loopback port over a fresh workspace; yields its base URL."""
-    root = tmp_path_factory.mktemp("web")
+@contextlib.contextmanager
+def serving(ws: Path, log: Path) -> Iterator[str]:
+    """`footnote serve` on a free loopback port over the workspace `ws` (its output in `log`);
+    yields its base URL and stops it after."""
     port = _free_port()
     env = {**os.environ, **FAST_ENV, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
-    log = root / "server.log"
-    cmd = [str(Path(sys.executable).with_name("footnote")), "serve", "--host", "127.0.0.1"]
-    cmd += ["--port", str(port)]
+    cmd = [str(Path(sys.executable).with_name("footnote")), "serve", "--host", "127.0.0.1",
+           "--port", str(port), "--workspace", str(ws)]  # fmt: skip
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [*cmd, "--workspace", str(root / "ws")], env=env, stdout=out, stderr=subprocess.STDOUT
-        )
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc, log)
@@ -107,6 +105,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`footnote serve` on a free loopback port over a fresh workspace; yields its base URL."""
+    root = tmp_path_factory.mktemp("web")
+    with serving(root / "ws", root / "server.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

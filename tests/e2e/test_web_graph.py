@@ -4,16 +4,13 @@ footnotes, the Cypher that ran and the rows table; an ambiguous name asks back."
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("playwright.sync_api", reason="pip install playwright pytest-playwright")
-from conftest import FAST_ENV, SHOTS, _free_port, _wait_healthy  # type: ignore[import-not-found]
+from conftest import SHOTS, serving  # type: ignore[import-not-found]
 from playwright.sync_api import Page, expect
 
 from footnote.config import GraphSettings
@@ -40,20 +37,8 @@ def graph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         '[models.cypher]\nurl = ""\n[models.understand]\nurl = ""\n[models.compose]\nurl = ""\n',
         encoding="utf-8",
     )
-    port = _free_port()
-    log = root / "server.log"
-    env = {**os.environ, **FAST_ENV, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
-    cmd = [sys.executable, "-c", "from footnote.cli import main; main()", "serve", "--host", "127.0.0.1",
-           "--port", str(port), "--workspace", str(ws)]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc, log)
+    with serving(ws, root / "server.log") as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
 
 
 def test_graph_tab_answers_with_row_footnotes(page: Page, graph_server: str) -> None:

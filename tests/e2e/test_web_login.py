@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("playwright.sync_api", reason="pip install playwright pytest-playwright")
-from conftest import FAST_ENV, _free_port, _wait_healthy
+from conftest import FAST_ENV, serving
 from playwright.sync_api import Browser, Page, expect
 
 pytestmark = pytest.mark.integration
@@ -32,19 +32,8 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[
         out = subprocess.run([*cli, "keys", "add", user, "-g", group, "-w", str(root / "ws")],
                              env=env, capture_output=True, text=True, check=True)  # fmt: skip
         keys[user] = out.stdout.strip().splitlines()[-1]
-    port = _free_port()
-    log = root / "server.log"
-    with log.open("wb") as f:
-        proc = subprocess.Popen([*cli, "serve", "--host", "127.0.0.1", "--port", str(port),
-                                 "--workspace", str(root / "ws")], env=env, stdout=f,
-                                stderr=subprocess.STDOUT)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc, log)
+    with serving(root / "ws", root / "server.log") as url:
         yield url, keys
-    finally:
-        proc.terminate()
-        proc.wait(15)
 
 
 def sign_in(page: Page, key: str) -> None:

@@ -3,15 +3,12 @@ removed, a title changed) and confirmed, progress while it runs, then the brief.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
 
 pytest.importorskip("playwright.sync_api", reason="pip install playwright pytest-playwright")
-from conftest import FAST_ENV, _free_port, _wait_healthy  # type: ignore[import-not-found]
+from conftest import serving  # type: ignore[import-not-found]
 from playwright.sync_api import Page, expect
 
 from footnote.eval.fixture_web import FixtureWeb
@@ -32,20 +29,10 @@ def research_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         'select = "rules"\n[models.judge]\nurl = ""\n',
         encoding="utf-8",
     )
-    port = _free_port()
-    log = root / "server.log"
-    env = {**os.environ, **FAST_ENV, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
-    cmd = [sys.executable, "-c", "from footnote.cli import main; main()", "serve", "--host", "127.0.0.1",
-           "--port", str(port), "--workspace", str(ws)]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc, log)
-        yield url
+        with serving(ws, root / "server.log") as url:
+            yield url
     finally:
-        proc.terminate()
-        proc.wait(timeout=15)
         web.stop()
 
 

@@ -6,10 +6,7 @@ and signs off; the PDF export is downloaded and read back by its text."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -21,7 +18,7 @@ import pytest
 pytest.importorskip("playwright.sync_api", reason="pip install playwright pytest-playwright")
 pytest.importorskip("pypdfium2")
 pytest.importorskip("weasyprint", reason="pip install 'footnote[export]'")
-from conftest import FAST_ENV, _free_port, _wait_healthy  # type: ignore[import-not-found]
+from conftest import serving  # type: ignore[import-not-found]
 from playwright.sync_api import Page, expect
 
 from footnote.eval.fixture_web import FixtureWeb
@@ -52,27 +49,17 @@ def review_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
         'select = "rules"\n[models.judge]\nurl = ""\n',
         encoding="utf-8",
     )
-    port = _free_port()
-    log = root / "server.log"
-    env = {**os.environ, **FAST_ENV, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
-    cmd = [sys.executable, "-c", "from footnote.cli import main; main()", "serve", "--host",
-           "127.0.0.1", "--port", str(port), "--workspace", str(ws)]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc, log)
-        run = _call(f"{url}/v1/research", "POST", {"question": Q})
-        items = [i for i in run["outline"]["items"] if i["id"] in ("size", "growth")]
-        _call(f"{url}/v1/research/{run['id']}/start", "POST", {"outline": {"items": items}})
-        deadline = time.monotonic() + 90
-        while _call(f"{url}/v1/research/{run['id']}")["state"] not in ("completed", "wrapped_up"):
-            assert time.monotonic() < deadline, "the research run did not finish"
-            time.sleep(0.3)
-        yield url, run["id"]
+        with serving(ws, root / "server.log") as url:
+            run = _call(f"{url}/v1/research", "POST", {"question": Q})
+            items = [i for i in run["outline"]["items"] if i["id"] in ("size", "growth")]
+            _call(f"{url}/v1/research/{run['id']}/start", "POST", {"outline": {"items": items}})
+            deadline = time.monotonic() + 90
+            while _call(f"{url}/v1/research/{run['id']}")["state"] not in ("completed", "wrapped_up"):
+                assert time.monotonic() < deadline, "the research run did not finish"
+                time.sleep(0.3)
+            yield url, run["id"]
     finally:
-        proc.terminate()
-        proc.wait(timeout=15)
         web.stop()
 
 
