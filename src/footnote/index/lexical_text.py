@@ -50,12 +50,6 @@ def cjk_words(text: str) -> list[str]:
     return out
 
 
-def word_runs(text: str) -> str:
-    """The text as FTS5's `unicode61` splits it (runs of letters and digits), space-joined:
-    what the PostgreSQL backend hands its stemmer, so both index the same words."""
-    return " ".join(_WORD_RE.findall(text))
-
-
 def block_text(block: Block) -> str:
     """The searchable text of a block: its text plus a table's caption, header and cells."""
     if block.table is None:

@@ -196,6 +196,41 @@ class RowBatch:
     scope: list[list[str]]
 
 
+_columns_local = threading.local()
+
+
+def fts5_tokens(rows: Sequence[Sequence[str]]) -> list[list[list[str]]]:
+    """FTS5's tokens of every column of every row, in order, as the index's tokenizer makes
+    them (an in-memory FTS5 table of this thread): what the PostgreSQL backend indexes and
+    queries, so both backends rank the same words."""
+    if not rows:
+        return []
+    width = len(rows[0])
+    conn: sqlite3.Connection | None = getattr(_columns_local, "conn", None)
+    if conn is None:
+        conn = _columns_local.conn = sqlite3.connect(":memory:", check_same_thread=True)
+    table = f"cols{width}"
+    names = ", ".join(f"c{i}" for i in range(width))
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5({names}, "
+                 f"tokenize = '{TOKENIZE}')")  # fmt: skip
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table}_i USING fts5vocab({table}, instance)")
+    out: list[list[list[str]]] = [[[] for _ in range(width)] for _ in rows]
+    found: list[tuple[int, int, int, str]] = []
+    with conn:
+        conn.execute(f"DELETE FROM {table}")
+        conn.executemany(
+            f"INSERT INTO {table}(rowid, {names}) VALUES (?, {', '.join('?' * width)})",
+            ((i, *row) for i, row in enumerate(rows)),
+        )
+        names_of = {f"c{i}": i for i in range(width)}
+        for doc, term, col, offset in conn.execute(f"SELECT doc, term, col, offset FROM {table}_i"):
+            found.append((int(doc), names_of[str(col)], int(offset), str(term)))
+        conn.execute(f"DELETE FROM {table}")
+    for doc, col, _, term in sorted(found):
+        out[doc][col].append(term)
+    return out
+
+
 def tokenize_words(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """FTS5's tokens of each word, in order, from a TEMP FTS5 table with the index's tokenizer
     (one write transaction for the lot)."""

@@ -1,35 +1,38 @@
 """PostgreSQL full-text lexical backend, ranked by BM25 like the embedded index.
 
-Each indexed block has a `tsvector`: its section path (weight B) and body stemmed by the
-`english` configuration, plus the jieba search-mode words of its CJK runs as lexemes of
-their own (the same segmentation as the embedded `cjk` column, see `lexical_text`); a GIN
-index finds the rows matching any query lexeme. The score is FTS5's bm25() (k1 1.2, b 0.75,
-section weight 0.5, idf ln((N - df + 0.5) / (df + 0.5)) floored at 1e-6) computed in SQL from
-the row's positions, its token count and the document frequencies that statement triggers
-keep in `lexical_terms` / `lexical_totals` (migration 0001). Every filter and the ACL are
-conditions of the same query, so only allowed rows are ranked. Query terms are pruned
-rarest-first to a budget of summed document frequencies, as the embedded index does.
+Each indexed block has a `tsvector` of the very tokens the embedded FTS5 index holds: its
+section path (weight B), body and the jieba words of its CJK runs, each column tokenized by
+FTS5's own `porter unicode61` tokenizer in process (`postings.fts5_tokens`), so the two
+backends stem, split and count alike; a GIN index finds the rows matching any query token.
+The score is FTS5's bm25() (k1 1.2, b 0.75, section weight 0.5, idf ln((N - df + 0.5) /
+(df + 0.5)) floored at 1e-6) computed in SQL from the row's positions, its token count and
+the document frequencies that statement triggers keep in `lexical_terms` / `lexical_totals`
+(migration 0001). Every filter and the ACL are conditions of the same query, so only allowed
+rows are ranked. Query terms are pruned rarest-first to a budget of summed document
+frequencies, as the embedded index does. A database indexed by an older tokenizer (PostgreSQL's
+`english` stemmer, before migration 0004) is re-tokenized once when it is opened.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
-from typing import Any
 
 from footnote.index.filters import SearchFilters
-from footnote.index.lexical_text import block_text, cjk_words, mark_cjk, query_terms, word_runs
+from footnote.index.lexical_text import block_text, fts_columns, mark_cjk, query_terms
 from footnote.index.postgres.filters import FROM, where
+from footnote.index.postings import TOKENIZE, fts5_tokens
 from footnote.index.scope import prune_terms
 from footnote.store.postgres import PgStore
 from footnote.store.rows import block_from_row
 from footnote.types import Block
 
+log = logging.getLogger(__name__)
 HL = ("«", "»")
 MAX_POSTINGS = 20_000
 """Budget of summed document frequencies of the query terms kept (see `scope.prune_terms`)."""
 K1, B, SECTION_WEIGHT = 1.2, 0.75, 0.5
 
-_TSV = "setweight(to_tsvector('english', %s), 'B') || to_tsvector('english', %s) || %s::tsvector"
 _SCORE = f"""
 WITH q AS (
     SELECT t.term, greatest(ln((tot.rows - t.df + 0.5) / (t.df + 0.5)), 1e-6) AS idf
@@ -52,13 +55,34 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def cjk_tsvector(section: str, body: str) -> str:
-    """The jieba words of the CJK runs as a tsvector literal (positions in order)."""
-    words = cjk_words(f"{section}\n{body}")
-    positions: dict[str, list[int]] = {}
-    for i, w in enumerate(words[:16000], start=1):
-        positions.setdefault(w, []).append(i)
-    return " ".join(f"{_quote(w)}:{','.join(map(str, p[:256]))}" for w, p in positions.items())
+MAX_POSITION, MAX_POSITIONS, MAX_LEXEME_BYTES = 16383, 256, 2046
+"""PostgreSQL's tsvector limits: a larger position is stored as 16383, a lexeme keeps at most
+256 positions, and a longer lexeme is refused (such a token is left out; tf counts the
+positions kept, the length every token)."""
+
+
+def tsvector(section: Sequence[str], body: Sequence[str], cjk: Sequence[str]) -> tuple[str, int]:
+    """A tsvector literal of the three columns' tokens (section weight B) and the row's
+    length in tokens (FTS5's document size: every column's tokens)."""
+    positions: dict[str, list[str]] = {}
+    pos = 0
+    for weight, tokens in (("B", section), ("", body), ("", cjk)):
+        for token in tokens:
+            pos += 1
+            if len(token.encode()) <= MAX_LEXEME_BYTES:
+                positions.setdefault(token, []).append(f"{min(pos, MAX_POSITION)}{weight}")
+    literal = " ".join(f"{_quote(t)}:{','.join(p[:MAX_POSITIONS])}" for t, p in positions.items())
+    return literal, pos
+
+
+def rows_of(blocks: Sequence[Block]) -> list[tuple[str, str, str, int]]:
+    """(block id, body, tsvector literal, length) of each block."""
+    columns = [fts_columns(b) for b in blocks]
+    out = []
+    for b, tokens in zip(blocks, fts5_tokens(columns), strict=True):
+        literal, length = tsvector(*tokens)
+        out.append((b.id, block_text(b), literal, length))
+    return out
 
 
 class PgLexical:
@@ -67,6 +91,16 @@ class PgLexical:
     def __init__(self, store: PgStore, *, max_postings: int | None = MAX_POSTINGS) -> None:
         self.db = store.db
         self.max_postings = max_postings
+        self._retokenize_if_older()
+
+    def _retokenize_if_older(self) -> None:
+        """Re-derive every row once when the database was indexed by another tokenizer."""
+        row = self.db.one("SELECT tokenizer FROM lexical_meta WHERE id = 1")
+        if row is not None and row["tokenizer"] == TOKENIZE:
+            return
+        log.warning("re-tokenizing the lexical index with FTS5's tokenizer (once; was %s)",
+                    row["tokenizer"] if row else "unknown")  # fmt: skip
+        self.rebuild(only_if_older=True)
 
     def add(self, blocks: Sequence[Block]) -> tuple[dict[str, int], int]:
         """Index blocks not yet indexed (one transaction); block id -> key for all of them
@@ -79,15 +113,13 @@ class PgLexical:
                     "SELECT block_id FROM index_blocks WHERE block_id = ANY(%s)", (ids,)
                 )
             }
-            rows = [_row(b) for b in blocks if b.id not in known]
+            rows = rows_of([b for b in blocks if b.id not in known])
             added = 0
             if rows:
                 with conn.cursor() as cur:
                     cur.executemany(
                         "INSERT INTO index_blocks (block_id, body, tsv, len) "
-                        f"SELECT %s, %s, v.tsv, (SELECT coalesce(sum(array_length(u.positions, 1)), 0) "
-                        f"FROM unnest(v.tsv) u) FROM (SELECT {_TSV} AS tsv) v "
-                        "ON CONFLICT (block_id) DO NOTHING",
+                        "VALUES (%s, %s, %s::tsvector, %s) ON CONFLICT (block_id) DO NOTHING",
                         rows,
                     )
                 added = len(rows)
@@ -99,18 +131,25 @@ class PgLexical:
             }
         return keys, added
 
-    def rebuild(self) -> None:
-        """Re-derive every row's tsvector from its block (keys kept), then the statistics."""
+    def rebuild(self, *, only_if_older: bool = False) -> None:
+        """Re-derive every row's tsvector from its block (keys kept), then the statistics
+        (one transaction, under an advisory lock; with `only_if_older`, nothing when the
+        database is already tokenized by FTS5's tokenizer, so two openers do it once)."""
         with self.db.tx() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('footnote.lexical.rebuild'))")
+            meta = conn.execute("SELECT tokenizer FROM lexical_meta WHERE id = 1").fetchone()
+            if only_if_older and meta is not None and meta["tokenizer"] == TOKENIZE:
+                return
             rows = conn.execute(
                 "SELECT ib.key, b.* FROM index_blocks ib JOIN blocks b ON b.id = ib.block_id"
             ).fetchall()
+            keys = [r["key"] for r in rows]
+            derived = rows_of([block_from_row(r) for r in rows])
             with conn.cursor() as cur:
                 cur.executemany(
-                    f"UPDATE index_blocks SET body = %s, tsv = v.tsv, len = (SELECT "
-                    f"coalesce(sum(array_length(u.positions, 1)), 0) FROM unnest(v.tsv) u) "
-                    f"FROM (SELECT {_TSV} AS tsv) v WHERE key = %s",
-                    [(*_row(block_from_row(r))[1:], r["key"]) for r in rows],
+                    "UPDATE index_blocks SET body = %s, tsv = %s::tsvector, len = %s WHERE key = %s",
+                    [(body, tsv, n, key)
+                     for key, (_, body, tsv, n) in zip(keys, derived, strict=True)],
                 )
             conn.execute("DELETE FROM lexical_terms")
             conn.execute(
@@ -121,19 +160,24 @@ class PgLexical:
                 "UPDATE lexical_totals SET rows = (SELECT count(*) FROM index_blocks), "
                 "len = (SELECT coalesce(sum(len), 0) FROM index_blocks)"
             )
+            conn.execute(
+                "INSERT INTO lexical_meta (id, tokenizer) VALUES (1, %s) ON CONFLICT (id) DO "
+                "UPDATE SET tokenizer = excluded.tokenizer", (TOKENIZE,),
+            )  # fmt: skip
 
     def lexemes(self, query: str) -> dict[str, int]:
-        """The query's lexemes (English stems, then CJK words) with their document frequency."""
+        """The query's tokens (FTS5's porter stems of its words, then its CJK words) with
+        their document frequency."""
         latin, cjk = query_terms(query)
         if not latin and not cjk:
             return {}
-        rows = self.db.all(
-            "SELECT l.term, coalesce(t.df, 0) AS df, l.i FROM unnest("
-            "tsvector_to_array(to_tsvector('english', %s)) || %s::text[]) WITH ORDINALITY "
-            "AS l(term, i) LEFT JOIN lexical_terms t ON t.term = l.term ORDER BY l.i",
-            (" ".join(latin), cjk),
-        )
-        return {r["term"]: int(r["df"]) for r in rows}
+        words = [*latin, *cjk]
+        terms = list(dict.fromkeys(t for row in fts5_tokens([(w,) for w in words]) for t in row[0]))
+        if not terms:
+            return {}
+        df = {r["term"]: int(r["df"]) for r in self.db.all(
+            "SELECT term, df FROM lexical_terms WHERE term = ANY(%s)", (terms,))}  # fmt: skip
+        return {t: df.get(t, 0) for t in terms}
 
     def search(self, query: str, n: int, filters: SearchFilters) -> list[tuple[int, float]]:
         """BM25 top-n among the rows the filters allow (higher is better)."""
@@ -181,7 +225,3 @@ class PgLexical:
     def sync(self) -> None:
         """Nothing derived to refresh: the statistics are kept by triggers."""
 
-
-def _row(b: Block) -> tuple[Any, ...]:
-    section, body = " / ".join(b.section_path), block_text(b)
-    return (b.id, body, word_runs(section), word_runs(body), cjk_tsvector(section, body))

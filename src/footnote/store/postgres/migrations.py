@@ -309,6 +309,22 @@ MIGRATIONS += [
 ]
 
 
+MIGRATIONS += [
+    (
+        "0004_lexical_tokenizer",
+        # Which tokenizer made the lexical rows: FTS5's `porter unicode61` (in process) from
+        # now on; a database indexed before (PostgreSQL's `english` stemmer) is re-tokenized
+        # once by `PgLexical` when opened.
+        """
+        CREATE TABLE lexical_meta (
+            id INTEGER PRIMARY KEY CHECK (id = 1), tokenizer TEXT NOT NULL
+        );
+        INSERT INTO lexical_meta SELECT 1, CASE WHEN EXISTS (SELECT 1 FROM index_blocks)
+            THEN 'postgresql english' ELSE 'porter unicode61 remove_diacritics 2' END;
+        """,
+    ),
+]
+
 def apply_migrations(conn: psycopg.Connection[dict[str, Any]]) -> list[str]:
     """Apply pending migrations in one transaction under the advisory lock; their names."""
     applied: list[str] = []
