@@ -109,3 +109,14 @@ class BudgetExceeded(FootnoteError):
 
 class ToolRetry(FootnoteError):
     """Raised inside a tool: the message is shown to the model, which may try again."""
+
+
+def error_code(exc: FootnoteError) -> str:
+    """The `code` of the `error` event a run that failed with `exc` ends with."""
+    if isinstance(exc, BudgetExceeded):
+        return "budget_exceeded"
+    if isinstance(exc, LicenceRefused):
+        return "licence_refused"
+    if isinstance(exc, ModelError):
+        return "model_unavailable"
+    return "failed"

@@ -349,3 +349,40 @@ def test_a_job_this_process_cannot_run_is_left_to_one_that_can(
         server_side.close()
         cli_side.close()
         ws.close()
+
+
+def test_cancel_drops_a_queued_job_and_stops_a_running_one(
+    tmp_path: Path, backend: dict[str, Any], embed: EmbedServer
+) -> None:
+    """A queued job is failed at once (`cancelled`) and never runs; a running one sees the
+    request (at its next check, or through `on_cancel` from the heartbeat) and ends itself."""
+    ws, queue = _open(tmp_path, {**backend, "lease_s": 0.6}, embed)
+    started, ran = threading.Event(), []
+
+    def slow(payload: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
+        ran.append(payload["n"])
+        stopped = threading.Event()
+        ctx.on_cancel = stopped.set
+        started.set()
+        assert stopped.wait(30), "the heartbeat never passed the cancel request on"
+        return {"cancelled": ctx.cancel_requested()}
+
+    queue.register("slow", slow)
+    waiting = queue.submit("slow", {"n": 1})
+    assert queue.cancel(waiting) == "queued"
+    rec = queue.status(waiting)
+    assert rec is not None and rec.state == "failed" and rec.error == "cancelled"
+    assert queue.cancel(waiting) is None  # finished: nothing to cancel
+    worker = queue.worker(1)
+    worker.start()
+    try:
+        job = queue.submit("slow", {"n": 2})
+        wait_for(started.is_set, 60, "the job to start")
+        assert queue.cancel(job) == "running"
+        done = queue.wait(job, 60)
+        assert done.state == "done" and done.result == {"cancelled": True}
+        assert ran == [2]  # the cancelled queued job never ran
+    finally:
+        worker.stop()
+        queue.close()
+        ws.close()

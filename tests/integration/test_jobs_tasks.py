@@ -216,7 +216,8 @@ def test_a_research_worker_killed_mid_run_resumes_with_no_event_twice(tmp_path: 
         assert resumed[0] == "status" and not {"outline", "plan"} & set(resumed)  # replays dropped
         types = [e.type for e in events]
         assert types.count("subquestion_start") == types.count("subquestion_stop") == 2
-        assert [e.type for e in events].count("brief") == 1 and events[-1].type == "brief"
+        assert [e.type for e in events].count("brief") == 1 and events[-2].type == "brief"
+        assert events[-1].type == "done" and types.count("done") == 1
         assert w.research_store.get_artifact(run_id, "brief") is not None
         assert w.runs.get_run(run_id)["status"] == "completed"  # type: ignore[index]
     finally:

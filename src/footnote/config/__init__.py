@@ -326,6 +326,13 @@ class ServerSettings(_Section):
         10.0, gt=0, description="Seconds a replica's lease on a run it executes lasts unrenewed "
         "(a run whose replica died is closed this long after).",
     )
+    research_jobs: bool = Field(
+        False,
+        description="Run research runs started over HTTP as `research` jobs on the job queue "
+        "(`jobs.url`): `footnote worker` processes (and this server's `jobs.server_threads`) "
+        "execute them, any replica streams them from the store, and they outlive a restart of "
+        "the API process. Off: the API process that starts a run drives it.",
+    )
     max_upload_mb: float = Field(50.0, gt=0, description="Largest accepted upload in MiB.")
     sse_ping_s: float = Field(
         15.0, gt=0, description="Seconds between SSE heartbeat comments on an idle stream."

@@ -19,6 +19,10 @@ from footnote.errors import FootnoteError
 
 JobState = Literal["queued", "running", "done", "failed"]
 FINAL: frozenset[str] = frozenset({"done", "failed"})
+CANCEL_STAGE = "__cancel__"
+"""The stage a cancel request of a running job is recorded as (no task stage has this name)."""
+CANCELLED = "cancelled"
+"""The error of a job cancelled before a worker took it."""
 T = TypeVar("T")
 
 
@@ -109,6 +113,12 @@ class Ledger(Protocol):
         """Record a finished stage; False (nothing recorded) when the worker lost the job."""
         ...
 
+    def cancel(self, job_id: str, now: float) -> JobState | None:
+        """Ask the job to stop: a queued one is failed at once (error `cancelled`) and says
+        `queued`; a running one gets the `CANCEL_STAGE` mark its worker polls and says
+        `running`; None when it is finished or unknown."""
+        ...
+
     def close(self) -> None:
         """Release connections."""
         ...
@@ -127,7 +137,18 @@ class JobContext:
     ledger: Ledger
     clock: Clock
     lost: threading.Event = field(default_factory=threading.Event)
+    last_attempt: bool = True
+    """No further try follows when this one fails (so a task may write its ending)."""
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    on_cancel: Callable[[], None] | None = None
+    """Called once (from the heartbeat thread) when a cancel request is seen."""
     _done: dict[str, Any] | None = None
+
+    def cancel_requested(self) -> bool:
+        """Whether the job was asked to stop (`JobQueue.cancel`); reads the ledger until it was."""
+        if not self.cancelled.is_set() and CANCEL_STAGE in self.ledger.stages(self.job_id):
+            self.cancelled.set()
+        return self.cancelled.is_set()
 
     def check(self) -> None:
         """Raise `LeaseLost` when this worker no longer holds the job."""

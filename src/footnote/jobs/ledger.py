@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from footnote.jobs.base import JobRecord, JobState, dumps
+from footnote.jobs.base import CANCEL_STAGE, CANCELLED, JobRecord, JobState, dumps
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS footnote_jobs (
@@ -198,6 +198,29 @@ class SqliteLedger:
                 self.conn.execute("COMMIT")
         return held is not None
 
+    def cancel(self, job_id: str, now: float) -> JobState | None:
+        with self.lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = self.conn.execute(
+                    "SELECT state FROM footnote_jobs WHERE queue = ? AND id = ?",
+                    (self.queue, job_id),
+                ).fetchone()
+                was: JobState | None = row[0] if row and row[0] in ("queued", "running") else None
+                if was == "queued":
+                    self.conn.execute(
+                        "UPDATE footnote_jobs SET state = 'failed', error = ?, updated_at = ? "
+                        "WHERE queue = ? AND id = ?", (CANCELLED, now, self.queue, job_id),
+                    )  # fmt: skip
+                elif was == "running":
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO footnote_job_stages (queue, job_id, stage, value) "
+                        "VALUES (?, ?, ?, 'true')", (self.queue, job_id, CANCEL_STAGE),
+                    )  # fmt: skip
+            finally:
+                self.conn.execute("COMMIT")
+        return was
+
     def close(self) -> None:
         with self.lock:
             self.conn.close()
@@ -271,6 +294,16 @@ redis.call('HSET', KEYS[1], 'updated_at', ARGV[1])
 redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
 return 1
 """
+_CANCEL = """
+local st = redis.call('HGET', KEYS[1], 'state')
+if st == 'queued' then
+  redis.call('HSET', KEYS[1], 'state', 'failed', 'error', ARGV[2], 'updated_at', ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[3])
+  return st
+end
+if st == 'running' then redis.call('HSET', KEYS[2], ARGV[4], 'true') return st end
+return false
+"""
 _STAGE = (
     _HELD
     + """
@@ -295,6 +328,7 @@ class RedisLedger:
         self._stage = client.register_script(_STAGE)
         self._reset = client.register_script(_RESET)
         self._touch = client.register_script(_TOUCH)
+        self._cancel = client.register_script(_CANCEL)
 
     def _key(self, job_id: str) -> str:
         return f"{self.prefix}:job:{job_id}"
@@ -368,6 +402,12 @@ class RedisLedger:
     def put_stage(self, job_id: str, worker: str, stage: str, value: Any, now: float) -> bool:
         return bool(self._stage(keys=[self._key(job_id), f"{self.prefix}:stages:{job_id}"],
                                 args=[worker, stage, dumps(value)]))  # fmt: skip
+
+    def cancel(self, job_id: str, now: float) -> JobState | None:
+        keys = [self._key(job_id), f"{self.prefix}:stages:{job_id}", self.queued]
+        got = self._cancel(keys=keys, args=[now, CANCELLED, job_id, CANCEL_STAGE])
+        state: JobState | None = got.decode() if got else None
+        return state
 
     def close(self) -> None:
         self.r.close()

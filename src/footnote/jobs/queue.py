@@ -26,7 +26,16 @@ import uuid
 from typing import Any
 
 from footnote.errors import NotFound, UsageError
-from footnote.jobs.base import FINAL, Clock, JobContext, JobRecord, LeaseLost, Ledger, Task
+from footnote.jobs.base import (
+    FINAL,
+    Clock,
+    JobContext,
+    JobRecord,
+    JobState,
+    LeaseLost,
+    Ledger,
+    Task,
+)
 
 log = logging.getLogger(__name__)
 HUEY_TASK = "footnote.job"
@@ -104,6 +113,12 @@ class JobQueue:
         rec = self.wait(job_id, timeout_s)
         return rec.result if rec.state == "done" else None
 
+    def cancel(self, job_id: str) -> JobState | None:
+        """Ask a job to stop (`Ledger.cancel`): `queued` (it will not run), `running` (its
+        worker stops it within a third of `lease_s`, or at the task's next check), or None
+        when it had finished."""
+        return self.ledger.cancel(job_id, self.clock())
+
     def pending(self) -> int:
         """Messages waiting in the queue (scheduled retries not counted)."""
         return int(self.huey.pending_count())
@@ -133,7 +148,8 @@ class JobQueue:
 
     def _run(self, rec: JobRecord, task: Task, attempt: int, holder: str) -> None:
         job_id = rec.id
-        ctx = JobContext(job_id, attempt, holder, self.ledger, self.clock)
+        ctx = JobContext(job_id, attempt, holder, self.ledger, self.clock,
+                         last_attempt=attempt >= self.max_attempts)  # fmt: skip
         stop = threading.Event()
         beat = threading.Thread(target=self._heartbeat, args=(ctx, stop), daemon=True)
         beat.start()
@@ -169,6 +185,14 @@ class JobQueue:
             if not held:
                 ctx.lost.set()
                 return
+            try:
+                asked = not ctx.cancelled.is_set() and ctx.cancel_requested()
+            except Exception as exc:
+                log.warning("job %s: cancel request unknown (%s)", ctx.job_id, exc)
+                continue
+            if asked and ctx.on_cancel is not None:
+                log.info("job %s: cancel requested; stopping it", ctx.job_id)
+                ctx.on_cancel()
 
     def reap(self) -> list[str]:
         """Hand every job whose lease expired back to the queue (or fail it after its last

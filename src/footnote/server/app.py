@@ -49,10 +49,9 @@ def create_app(workspace: Workspace, deps: ServerDeps | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        relay = state.hub.relay  # replicas: spare the runs another replica holds a lease on
-        orphans = state.runs.fail_orphaned_runs(
-            ("chat", "agent", "research"), alive=relay.alive if relay else None
-        )
+        relay = state.hub.relay  # spare the runs another replica holds a lease on, and jobs
+        orphans = state.runs.fail_orphaned_runs(("chat", "agent", "research"),
+                                                alive=state.run_alive)  # fmt: skip
         if relay is None:  # a replica cannot tell another's pending replies from lost ones
             state.chats.fail_pending_messages()
         for run_id in orphans:  # a client following the run gets a clear ending

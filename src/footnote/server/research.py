@@ -1,6 +1,7 @@
 """Research runs over HTTP: propose an outline, confirm or edit it, run with typed SSE events
-(through the run hub), and read the brief (JSON or Markdown), its cards, snapshots and every
-stage's artifact. A run is visible to its owner only (404 for anyone else)."""
+(driven by the run hub, or with `server.research_jobs` by the job queue's workers), and read
+the brief (JSON or Markdown), its cards, snapshots and every stage's artifact. A run is
+visible to its owner only (404 for anyone else)."""
 
 from __future__ import annotations
 
@@ -89,6 +90,9 @@ def _start(state: ServerState, user: User, run_id: str) -> None:
     if state.runs.get_run(run_id) is not None:
         raise ApiError(409, "the run was started before: resume it with POST …/resume")
     state.quotas.start_run(user.id)
+    if state.settings.server.research_jobs:
+        state.job_runs.submit(run_id, user.id)
+        return
     state.hub.start(run_id, "research", user.id, None, {"research_run": run_id},
                     lambda: research_events(state.ws, run_id, state.deps.research))  # fmt: skip
 
@@ -153,9 +157,13 @@ async def resume_run(run_id: str, state: State, user: Caller) -> ResearchOut:
     from footnote.workspace.research import research_events
 
     rec = own_research(state, user, run_id)
-    if rec.state not in ("running", "failed", "cancelled") or run_id in state.hub.live:
+    live = run_id in state.hub.live or state.run_alive(run_id)
+    if rec.state not in ("running", "failed", "cancelled") or live:
         raise ApiError(409, f"only a stopped run resumes (state {rec.state})")
     state.quotas.start_run(user.id)
+    if state.settings.server.research_jobs:
+        state.job_runs.submit(run_id, user.id, resume=True)
+        return _out(state, own_research(state, user, run_id))
     state.hub.resume(
         run_id, user.id, lambda: research_events(state.ws, run_id, state.deps.research)
     )

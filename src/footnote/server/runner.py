@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from footnote.errors import BudgetExceeded, FootnoteError, LicenceRefused, ModelError
+from footnote.errors import FootnoteError, error_code
 from footnote.events import BriefEvent, Done, Error, Event, Final
 from footnote.serialize import event_to_dict
 from footnote.server.relay import ALL_USERS, LeaseKeeper, RedisRelay
@@ -56,16 +56,6 @@ def encode(event: Event, run_id: str) -> str:
     """An event's JSON payload (`serialize.event_to_dict`: `final` and `brief` carry their
     public contracts)."""
     return json.dumps(event_to_dict(event, run_id=run_id), ensure_ascii=False, default=str)
-
-
-def _code(exc: FootnoteError) -> str:
-    if isinstance(exc, BudgetExceeded):
-        return "budget_exceeded"
-    if isinstance(exc, LicenceRefused):
-        return "licence_refused"
-    if isinstance(exc, ModelError):
-        return "model_unavailable"
-    return "failed"
 
 
 class RunHub:
@@ -217,7 +207,7 @@ class RunHub:
             self._emit(live, Error("cancelled", "the run was cancelled"))
         except FootnoteError as exc:  # ours: the message says what happened, nothing internal
             log.warning("run %s failed: %s", live.run_id, exc)
-            self._emit(live, Error(_code(exc), f"the run failed: {exc}"))
+            self._emit(live, Error(error_code(exc), f"the run failed: {exc}"))
         except Exception:
             log.exception("run %s failed", live.run_id)
             self._emit(live, Error("internal", "the run failed: internal error (see the trace "

@@ -10,6 +10,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from footnote.server.auth import current_user
 from footnote.server.errors import ApiError, not_found
+from footnote.server.job_runs import job_of
 from footnote.server.schemas import RunOut
 from footnote.server.state import ServerState, get_state
 from footnote.store.records import User
@@ -49,8 +50,17 @@ async def get_run(run_id: str, state: State, user: Caller) -> RunOut:
 
 @router.post("/runs/{run_id}/cancel", status_code=202)
 async def cancel_run(run_id: str, state: State, user: Caller) -> dict[str, str]:
-    """Cancel a running run: it ends with an `error` (code `cancelled`) and `done` event."""
+    """Cancel a running run: it ends with an `error` (code `cancelled`) and `done` event.
+    A run a job worker executes stops at its next event or heartbeat (a third of
+    `jobs.lease_s`); the answer waits up to `jobs.lease_s` for it, else says `cancelling`."""
     run = own_run(state, user, run_id)
+    if job_of(run) is not None and run_id not in state.hub.live:
+        said = state.job_runs.cancel(run_id)
+        if said is None:
+            raise ApiError(409, f"run is not running (status {run['status']})")
+        if said == "cancelling" and await state.job_runs.wait(run_id, state.settings.jobs.lease_s):
+            said = "cancelled"
+        return {"id": run_id, "status": said}
     if not state.hub.cancel(run_id):
         raise ApiError(409, f"run is not running (status {run['status']})")
     await state.hub.wait(run_id)
@@ -81,8 +91,11 @@ async def run_events(
             raise ApiError(422, "Last-Event-ID must be an event id (an integer)")
         start = int(last_event_id)
 
+    queued = job_of(state.runs.get_run(run_id)) is not None and run_id not in state.hub.live
+    follow = state.job_runs.follow if queued else state.hub.follow
+
     async def frames() -> Any:
-        async for ev in state.hub.follow(run_id, start):
+        async for ev in follow(run_id, start):
             yield ServerSentEvent(data=ev.data, event=ev.type, id=str(ev.seq))
 
     return EventSourceResponse(frames(), ping=state.settings.server.sse_ping_s, headers=SSE_HEADERS)

@@ -11,8 +11,9 @@ from fastapi import Request
 from footnote.config import Settings
 from footnote.jobs import JobQueue, Worker
 from footnote.pipelines.memory import ConversationMemory, MessageWindow
+from footnote.server.job_runs import JobRuns
 from footnote.server.quotas import Quotas, RedisQuotas
-from footnote.server.relay import RedisRelay
+from footnote.server.relay import ALL_USERS, RedisRelay
 from footnote.server.runner import RunHub
 from footnote.store.base import AuthStore, ChatStore, EventStore, FeedbackStore, RunStore
 from footnote.workspace import Workspace
@@ -69,6 +70,8 @@ class ServerState:
     quotas: Quotas
     queue: JobQueue
     """The job queue of `jobs.url` (uploads are ingested as `ingest` jobs)."""
+    job_runs: JobRuns
+    """Research runs the queue executes (`server.research_jobs`)."""
     jobs: dict[str, IngestJob] = field(default_factory=dict)
     worker: Worker | None = None
     """This process's own workers on the queue (`jobs.server_threads`), once started."""
@@ -113,16 +116,34 @@ class ServerState:
         window = deps.window or ws.message_window()
         memory = ConversationMemory(ws.chats, window, ws.settings.chat)
         hub = RunHub(ws.events, ws.runs, relay(ws.settings))
-        quotas = (
-            RedisQuotas(ws.settings.server, hub.in_flight, ws.settings.server.redis_url)
-            if hub.relay is not None
-            else Quotas(ws.settings.server, hub.in_flight)
-        )
         from footnote.workspace.jobs import open_queue, register_tasks
 
         queue = open_queue(ws.settings)
         register_tasks(queue, ws)
-        return cls(ws, deps, hub, memory, window, quotas, queue)
+        job_runs = JobRuns(queue, ws.runs, ws.events)
+
+        def in_flight(user_id: str) -> int:
+            # the workers bound how many jobs execute at once; a user's queued or running
+            # research jobs count toward that user's runs in flight
+            here = hub.in_flight(user_id)
+            if user_id == ALL_USERS or not ws.settings.server.research_jobs:
+                return here
+            mine = ws.research_store.list_research(user_id, 200)
+            return here + sum(1 for r in mine if r.state in ("outline_confirmed", "running")
+                              and job_runs.alive(r.id))  # fmt: skip
+
+        quotas = (
+            RedisQuotas(ws.settings.server, in_flight, ws.settings.server.redis_url)
+            if hub.relay is not None
+            else Quotas(ws.settings.server, in_flight)
+        )
+        return cls(ws, deps, hub, memory, window, quotas, queue, job_runs)
+
+    def run_alive(self, run_id: str) -> bool:
+        """Whether a `running` run is executing somewhere else: on another replica (its relay
+        lease) or as a queued or running job."""
+        relay = self.hub.relay
+        return (relay is not None and relay.alive(run_id)) or self.job_runs.alive(run_id)
 
     def ensure_worker(self) -> None:
         """Start this process's job workers unless `jobs.server_threads` is 0 (or they run)."""

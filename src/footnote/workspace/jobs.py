@@ -9,12 +9,14 @@ storage with the ledger in the same file; `redis://…` is the distributed queue
   block is stored twice; an attempt whose indexing stopped is retried.
 - `research`: the pipeline skips every stage whose artifact is stored; its events continue the
   run's stream, and a retry after a lost worker drops the events the earlier attempt already
-  persisted (the replay of finished stages), so no event is stored twice.
+  persisted (the replay of finished stages), so no event is stored twice. The run's stream
+  ends (`done`) with its last attempt; a cancel request (`JobQueue.cancel`) ends it too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import weakref
@@ -22,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from footnote.config import Settings
-from footnote.errors import ConfigError, IngestError, NotFound
-from footnote.events import BriefEvent, Status
-from footnote.jobs import JobContext, JobQueue
+from footnote.errors import ConfigError, FootnoteError, IngestError, NotFound, error_code
+from footnote.events import BriefEvent, Done, Error, Event, Status
+from footnote.jobs import JobContext, JobQueue, LeaseLost
 from footnote.serialize import event_to_dict
 from footnote.store.records import StoredEvent
 
@@ -32,8 +34,9 @@ if TYPE_CHECKING:
     from footnote.workspace.core import Workspace
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
-REPLAYED = frozenset({"answer_delta", "thinking"})
-"""Event types a retry never drops as replays (the same token may legitimately recur)."""
+KEPT_ON_RETRY = frozenset({"answer_delta", "thinking", "error", "done"})
+"""Event types a retry never drops as replays (the same token may legitimately recur; an
+ending is written once per run or resume, never by a finished stage's replay)."""
 
 
 _GUARDS: weakref.WeakKeyDictionary[Workspace, threading.Lock] = weakref.WeakKeyDictionary()
@@ -143,34 +146,71 @@ def event_key(kind: str, data: str) -> str:
 
 
 async def _drive_research(ws: Workspace, run_id: str, user_id: str, ctx: JobContext) -> str:
-    """Persist the run's events as the server's run hub does; on a retry, skip events the lost
-    attempt stored already (the finished stages replay them)."""
+    """Persist the run's events as the server's run hub does, ending the stream (`done`) when
+    this attempt is the run's last: completed, cancelled, or failed with no try left. Events an
+    earlier attempt (or an earlier run of a resumed run) stored are not stored again (the
+    finished stages replay them). A cancel request stops the run at its next event, or within
+    a heartbeat while it waits on a model."""
     from footnote.workspace.research import research_events
 
     if ws.runs.get_run(run_id) is None:
-        ws.runs.start(run_id, "research", {"research_run": run_id}, user_id=user_id)
+        ws.runs.start(run_id, "research", {"research_run": run_id, "job": ctx.job_id},
+                      user_id=user_id)  # fmt: skip
     stored = ws.events.events(run_id)
     seq = len(stored)
-    seen = {event_key(e.type, e.data) for e in stored} if ctx.attempt > 1 else set()
-    status = "failed"
+    seen = {event_key(e.type, e.data) for e in stored}
+    status, ending, final = "failed", list[Event](), False
 
-    def add(event: Any) -> None:
+    def add(event: Event) -> None:
         nonlocal seq
         data = json.dumps(event_to_dict(event, run_id=run_id), default=str)
-        if event.type not in REPLAYED and event_key(event.type, data) in seen:
+        if event.type not in KEPT_ON_RETRY and event_key(event.type, data) in seen:
             return
         seq += 1
         ws.events.add_events(run_id, [StoredEvent(seq, event.type, data)])
 
-    if ctx.attempt > 1:
+    loop, me = asyncio.get_running_loop(), asyncio.current_task()
+    if me is not None:
+
+        def stop() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: the run had ended
+                loop.call_soon_threadsafe(me.cancel)
+
+        ctx.on_cancel = stop
+    if stored:
         add(Status("resumed", f"attempt {ctx.attempt}: resuming after the last finished stage"))
     try:
+        if ctx.cancel_requested():
+            raise asyncio.CancelledError
         async for event in research_events(ws, run_id):
             ctx.check()
+            if ctx.cancel_requested():
+                raise asyncio.CancelledError
             add(event)
             if isinstance(event, BriefEvent):
                 status = "completed"
+        ending, final = [Done()], True
+    except asyncio.CancelledError:
+        if not ctx.cancelled.is_set():
+            raise
+        status, final = "cancelled", True
+        ending = [Error("cancelled", "the run was cancelled"), Done()]
+        ws.research_store.set_research_state(run_id, "cancelled")
+    except Exception as exc:
+        if ctx.lost.is_set() or isinstance(exc, LeaseLost):
+            raise
+        if ctx.last_attempt:
+            ours = isinstance(exc, FootnoteError)
+            text = str(exc) if ours else "internal error (see the worker log)"
+            code = error_code(exc) if isinstance(exc, FootnoteError) else "internal"
+            ending, final = [Error(code, f"the run failed: {text}"), Done()], True
+        else:
+            ending = [Status("retrying", f"attempt {ctx.attempt} failed ({exc}); tried again")]
+        raise
     finally:
-        if status == "completed" or not ctx.lost.is_set():
-            ws.runs.finish(run_id, status, {"research_run": run_id})
+        if not ctx.lost.is_set():
+            for event in ending:
+                add(event)
+            if final:
+                ws.runs.finish(run_id, status, {"research_run": run_id})
     return status
