@@ -1,10 +1,24 @@
-"""Settings of graph question answering (`graph.*`)."""
+"""Settings of graph question answering (`graph.*`), and the fitted alignment thresholds.
+
+`graph.min_cosine` and `graph.ambiguity_margin` are fitted, not chosen: `bench/graph_calibrate.py`
+fits them on a development set built from the demo graphs (typo'd names, the other graph's
+names as non-entities) under a stated false-alignment bound and writes `graph_calibration.json`
+(package data beside this module) with the data, the rule, the held-out result and the curve;
+`None` (the default) uses the fitted values.
+"""
 
 from __future__ import annotations
+
+import json
+from functools import cache
+from importlib.resources import files
+from typing import Any
 
 from pydantic import Field
 
 from footnote.config.base import _Section
+
+CALIBRATION_FILE = "graph_calibration.json"
 
 
 class GraphSettings(_Section):
@@ -36,11 +50,18 @@ class GraphSettings(_Section):
     retries: int = Field(
         1, ge=0, le=3, description="Retries of the `cypher` role with the error before fallback."
     )
-    min_cosine: float = Field(
-        0.83, ge=-1, le=1, description="Least cosine for a vector entity match (e5 scale)."
+    min_cosine: float | None = Field(
+        None,
+        ge=-1,
+        le=1,
+        description="Least cosine for a vector entity match (e5 scale); None: the fitted value in "
+        "the calibration file.",
     )
-    ambiguity_margin: float = Field(
-        0.015, ge=0, description="Vector candidates this close to the best one are ambiguous."
+    ambiguity_margin: float | None = Field(
+        None,
+        ge=0,
+        description="Vector candidates this close to the best one are ambiguous (such a match is "
+        "dropped); None: the fitted value in the calibration file.",
     )
     answer_rows: int = Field(10, ge=1, description="Rows shown to the answer composer.")
     judge: bool = Field(
@@ -88,3 +109,19 @@ class GraphSettings(_Section):
         description="Folder of the shared datasets for `graph demo` (neo4j-example-graphs). "
         "Empty: `../shared/data` next to the source checkout, then `./shared/data`.",
     )
+
+
+@cache
+def calibration() -> dict[str, Any]:
+    """The alignment calibration record (package data)."""
+    text = files("footnote.config").joinpath(CALIBRATION_FILE).read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def alignment_thresholds(settings: GraphSettings) -> tuple[float, float]:
+    """(min_cosine, ambiguity_margin) in force: the settings, else the fitted ones."""
+    record = calibration()
+    cos = settings.min_cosine if settings.min_cosine is not None else record["min_cosine"]
+    margin = settings.ambiguity_margin
+    return float(cos), float(margin if margin is not None else record["ambiguity_margin"])

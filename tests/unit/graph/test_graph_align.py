@@ -57,3 +57,34 @@ def test_mentions_found_in_questions() -> None:
     assert idx.mentions("Which films did Ada Stone act in?") == ["ada stone"]
     assert idx.mentions("艾达·斯通出演了哪些电影？") == ["艾达·斯通"]
     assert idx.mentions("Is Adastone real?") == []
+
+
+def test_the_default_thresholds_are_the_fitted_ones_and_their_record_holds() -> None:
+    """`graph.min_cosine` / `graph.ambiguity_margin` = None read the calibration file (fitted by
+    bench/graph_calibrate.py); the record's values are the ones its own rule picks from its
+    curve, and an explicit setting wins."""
+    from footnote.config import GraphSettings
+    from footnote.config.graph import alignment_thresholds, calibration
+    from footnote.index.graph.align import entity_index
+
+    record = calibration()
+    assert alignment_thresholds(GraphSettings()) == (record["min_cosine"], record["ambiguity_margin"])
+    assert alignment_thresholds(GraphSettings(min_cosine=0.5, ambiguity_margin=0.02)) == (0.5, 0.02)
+    sweep = [p for p in record["curve"] if p["ambiguity_margin"] == 0.0][: -1]
+    cos = min(p["min_cosine"] for p in sweep if p["false_rate"] <= record["false_alignment_bound"])
+    assert record["min_cosine"] == cos
+    at = [p for p in record["curve"] if p["min_cosine"] == cos]
+    kept = next(p["right"] for p in at if p["ambiguity_margin"] == 0.0)
+    allowed = [p for p in at if p["dropped_right"] <= record["right_dropped_bound"] * max(1, kept)]
+    most = max(p["dropped_wrong"] for p in allowed)
+    assert record["ambiguity_margin"] == min(
+        p["ambiguity_margin"] for p in allowed if p["dropped_wrong"] == most
+    )
+    assert record["held_out"]["false_rate"] <= 2 * record["false_alignment_bound"]
+
+    from types import SimpleNamespace
+
+    store = SimpleNamespace(spec=SimpleNamespace(aliases={}),
+                            entities=lambda: [("Film", "Red River", "Red River", [])])  # fmt: skip
+    idx = entity_index(store, HashEmbedder(), GraphSettings(), None)  # type: ignore[arg-type]
+    assert (idx.min_cosine, idx.margin) == (record["min_cosine"], record["ambiguity_margin"])

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from footnote.config import GraphSettings
+from footnote.config.graph import alignment_thresholds
 from footnote.models.base import Embedder, Vectors
 from footnote.store.graph.base import GraphStore
 from footnote.textnorm import normalise, tokens
@@ -190,7 +191,5 @@ def entity_index(
         Entity(label, key, name, tuple(aliases + extra.get(f"{label}:{key}", [])))
         for label, key, name, aliases in store.entities()
     ]
-    return EntityIndex(
-        ents, embedder, cache_dir=cache_dir,
-        min_cosine=settings.min_cosine, margin=settings.ambiguity_margin,
-    )  # fmt: skip
+    min_cosine, margin = alignment_thresholds(settings)
+    return EntityIndex(ents, embedder, cache_dir=cache_dir, min_cosine=min_cosine, margin=margin)
