@@ -237,6 +237,21 @@ async def phase(stack: Stack, n: int, cross: bool, kill_after: float | None = No
         return verdicts(list(await asyncio.gather(*running)))
 
 
+def report(rows: list[tuple[str, dict[str, Any]]], what: str) -> None:
+    """The phases as a Markdown table, then each cross-replica phase's p95 against its baseline
+    (rows come in pairs: baseline, then the same load followed on the other replica)."""
+    keys = list(rows[0][1])
+    print("| phase | " + " | ".join(keys) + " |")
+    print("|" + "---|" * (len(keys) + 1))
+    for name, r in rows:
+        print(f"| {name} | " + " | ".join(str(r[k]) for k in keys) + " |")
+    for i in range(0, len(rows) - 1, 2):
+        base, other = rows[i][1], rows[i + 1][1]
+        if base["final_p95_s"] and other["final_p95_s"] == other["final_p95_s"]:
+            print(f"{rows[i + 1][0]}: {what} p95 {other['final_p95_s'] / base['final_p95_s']:.2f}× "
+                  f"the same-replica baseline")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sessions", default="20,50")
@@ -256,17 +271,7 @@ def main() -> None:
                      asyncio.run(phase(stack, n, True, args.kill_at))))
     finally:
         stack.close()
-    keys = list(rows[0][1])
-    print("| phase | " + " | ".join(keys) + " |")
-    print("|" + "---|" * (len(keys) + 1))
-    for name, r in rows:
-        print(f"| {name} | " + " | ".join(str(r[k]) for k in keys) + " |")
-    for i in range(0, len(rows) - 1, 2):
-        base, relay = rows[i][1], rows[i + 1][1]
-        if base["final_p95_s"] and relay["final_p95_s"] == relay["final_p95_s"]:
-            print(f"{rows[i + 1][0]}: final p95 {relay['final_p95_s'] / base['final_p95_s']:.2f}× "
-                  f"the same-replica baseline")  # fmt: skip
-
+    report(rows, "final")
 
 if __name__ == "__main__":
     main()

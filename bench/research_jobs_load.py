@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from replicas_load import Stack, follow, verdicts
+from replicas_load import Stack, follow, report, verdicts
 
 LIBRARY = {
     "size.md": "# Size\n\nThe recycling market was worth 4.2 billion euros in 2023, the "
@@ -146,17 +146,7 @@ def main() -> None:
                      asyncio.run(phase(stack, n, True, args.kill_at))))
     finally:
         stack.close()
-    keys = list(rows[0][1])
-    print("| phase | " + " | ".join(keys) + " |")
-    print("|" + "---|" * (len(keys) + 1))
-    for name, r in rows:
-        print(f"| {name} | " + " | ".join(str(r[k]) for k in keys) + " |")
-    for i in range(0, len(rows) - 1, 2):
-        base, other = rows[i][1], rows[i + 1][1]
-        if base["final_p95_s"] and other["final_p95_s"] == other["final_p95_s"]:
-            print(f"{rows[i + 1][0]}: brief p95 {other['final_p95_s'] / base['final_p95_s']:.2f}× "
-                  f"the same-replica baseline")  # fmt: skip
-
+    report(rows, "brief")
 
 if __name__ == "__main__":
     main()

@@ -187,3 +187,28 @@ def wait_for(check: Any, timeout_s: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+RESEARCH_CONFIG = """
+[models.understand]
+url = ""
+[models.compose]
+url = ""
+[models.judge]
+url = ""
+[research]
+search_url = ""
+parallel = 1
+"""
+"""TOML of a research run with no model and no web search (the library, extractive)."""
+
+
+def research_library(tmp_path: Path) -> list[Path]:
+    """Two one-paragraph papers a research run's library search finds (market size, growth)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "size.md").write_text("# Size\n\nThe recycling market was worth 4.2 billion euros "
+                                  "in 2023, the ministry's report says.\n")  # fmt: skip
+    (docs / "growth.md").write_text("# Growth\n\nThe recycling market grew by 11% in 2023, "
+                                    "according to the trade association.\n")  # fmt: skip
+    return [docs / "size.md", docs / "growth.md"]

@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 from jobs_support import (
+    RESEARCH_CONFIG,
     SRC,
     EmbedServer,
     counts,
     document_text,
     paper,
+    research_library,
     spawn_worker,
     wait_for,
     write_config,
@@ -138,17 +140,7 @@ def test_an_eval_worker_killed_between_cases_resumes_the_run(tmp_path: Path) -> 
         w.close()
 
 
-RESEARCH = """
-[models.understand]
-url = ""
-[models.compose]
-url = ""
-[models.judge]
-url = ""
-[research]
-search_url = ""
-parallel = 1
-"""
+
 
 
 def _research_run(ws: Workspace) -> str:
@@ -161,16 +153,6 @@ def _research_run(ws: Workspace) -> str:
     keep = [i for i in outline["items"] if i["id"] in ("size", "growth")]
     confirm_outline(ws, run_id, {"items": keep})
     return run_id
-
-
-def _library(tmp_path: Path) -> list[Path]:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "size.md").write_text("# Size\n\nThe recycling market was worth 4.2 billion euros "
-                                  "in 2023, the ministry's report says.\n")  # fmt: skip
-    (docs / "growth.md").write_text("# Growth\n\nThe recycling market grew by 11% in 2023, "
-                                    "according to the trade association.\n")  # fmt: skip
-    return [docs / "size.md", docs / "growth.md"]
 
 
 def _same(kind: str, data: str) -> str:
@@ -186,9 +168,9 @@ def test_a_research_worker_killed_mid_run_resumes_with_no_event_twice(tmp_path: 
     the finished stages and stores no event the first one stored."""
     server = EmbedServer()
     ws_dir = tmp_path / "ws"
-    write_config(ws_dir, {"lease_s": 1.5}, server.url, RESEARCH)
+    write_config(ws_dir, {"lease_s": 1.5}, server.url, RESEARCH_CONFIG)
     w = Workspace.open(ws_dir)
-    w.ingest(_library(tmp_path))
+    w.ingest(research_library(tmp_path))
     run_id = _research_run(w)
     queue = open_queue(w.settings)
     server.hold = lambda texts: any("growth forecast" in t for t in texts)  # sub-question 2

@@ -15,7 +15,15 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from jobs_support import EmbedServer, redis_url, spawn_worker, wait_for, write_config
+from jobs_support import (
+    RESEARCH_CONFIG,
+    EmbedServer,
+    redis_url,
+    research_library,
+    spawn_worker,
+    wait_for,
+    write_config,
+)
 from test_research_api import parse_sse
 
 from footnote.server import create_app
@@ -56,28 +64,13 @@ def _config(
 research_jobs = {"true" if research_jobs else "false"}
 redis_url = "{backend["redis_url"]}"
 max_runs_in_flight = 1
-[models.understand]
-url = ""
-[models.compose]
-url = ""
-[models.judge]
-url = ""
-[research]
-search_url = ""
-parallel = 1
-"""
+""" + RESEARCH_CONFIG
     write_config(ws, {"server_threads": 0, "lease_s": 1.5, **backend["jobs"], **jobs}, embed.url,
                  extra, store_url=backend["store_url"])  # fmt: skip
 
 
 def _library(ws: Workspace, tmp: Path) -> None:
-    docs = tmp / "docs"
-    docs.mkdir()
-    (docs / "size.md").write_text("# Size\n\nThe recycling market was worth 4.2 billion euros "
-                                  "in 2023, the ministry's report says.\n")  # fmt: skip
-    (docs / "growth.md").write_text("# Growth\n\nThe recycling market grew by 11% in 2023, "
-                                    "according to the trade association.\n")  # fmt: skip
-    ws.ingest([docs / "size.md", docs / "growth.md"])
+    ws.ingest(research_library(tmp))
 
 
 @pytest.fixture()

@@ -172,3 +172,23 @@ async def test_intent_event_reports_rules(films: LadybugGraph, films_index: Enti
         and intent.method == "rules"
         and intent.mentions == ["ben stone"]
     )
+
+
+async def test_min_confidence_decides_when_an_unsure_reading_asks_back(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    """The `understand` role reads the question with confidence 0.4: below `graph.min_confidence`
+    the pipeline asks back before any query; at or above it, it goes on."""
+    reading = ('{"intent": "other", "confidence": 0.4, "entities": [], "constraints": [], '
+               '"question": "How many films are there in total?"}')  # fmt: skip
+    outcomes = []
+    for threshold in (0.5, 0.3):
+        cfg = GraphSettings(understand="model", answer="template", retries=0,
+                            min_confidence=threshold)  # fmt: skip
+        deps = GraphDeps(store=films, index=films_index, settings=cfg,
+                         understand_model=role("understand", [reading]),
+                         cypher_model=role("cypher", ["MATCH (f:Film) RETURN count(f) AS films"]))  # fmt: skip
+        p = GraphQAPipeline(deps)
+        events = await ask(p, "How many films are there in total?")
+        outcomes.append((p.outcome.status, any(isinstance(e, CypherEvent) for e in events)))
+    assert outcomes == [("clarify", False), ("answered", True)]
