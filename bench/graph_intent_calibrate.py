@@ -15,6 +15,7 @@ rule, graphs, model, curve, held-out rates) to `src/footnote/config/graph_calibr
 under `intent`; `graph.min_confidence = None` (the default) reads it.
 
     .venv/bin/python bench/graph_intent_calibrate.py [--per-graph 8] [--write]
+    .venv/bin/python bench/graph_intent_calibrate.py --readings bench/out/graph_intent_calibrate.jsonl --write
 """
 
 from __future__ import annotations
@@ -100,6 +101,8 @@ def main() -> None:
     ap.add_argument("--bound", type=float, default=0.10)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--readings", type=Path,
+                    help="fit from a saved bench/out/graph_intent_calibrate.jsonl (no model call)")
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     data = next(p for p in shared_data_candidates() if (p / "cypherbench-au").exists())
@@ -108,8 +111,13 @@ def main() -> None:
                     for p in (graph_cypherbench_au.DATA / "curated_200_v4").glob("full_*.json"))  # fmt: skip
     model = build_roles(load_settings(OUT / "graph_ws_settings").models).chat("understand")
     t0 = time.perf_counter()
-    fit_recs = read(model, [g for g in graphs if g not in HELD_OUT], args.per_graph, args.seed)
-    test_recs = read(model, list(HELD_OUT), args.per_graph, args.seed)
+    if args.readings:
+        saved = [json.loads(line) for line in args.readings.read_text().splitlines() if line]
+        fit_recs = [r for r in saved if r["graph"] not in HELD_OUT]
+        test_recs = [r for r in saved if r["graph"] in HELD_OUT]
+    else:
+        fit_recs = read(model, [g for g in graphs if g not in HELD_OUT], args.per_graph, args.seed)
+        test_recs = read(model, list(HELD_OUT), args.per_graph, args.seed)
     threshold, curve = fit(fit_recs, "model", args.bound)
     rules_t, rules_curve = fit(fit_recs, "rules", args.bound)
     record = {
@@ -125,14 +133,16 @@ def main() -> None:
         "held_out": rates(test_recs, "model", threshold),
         "held_out_before": rates(test_recs, "model", 0.5),
         "rules": {"min_confidence": rules_t, "held_out": rates(test_recs, "rules", rules_t)},
-        "seconds": round(time.perf_counter() - t0, 1),
+        "seconds_reading": round(sum(r["s"] for r in fit_recs + test_recs), 1),
+        "fit_seconds": round(time.perf_counter() - t0, 1),
         "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "curve": curve, "rules_curve": rules_curve,
     }  # fmt: skip
     print(json.dumps({k: v for k, v in record.items() if "curve" not in k}, indent=2))
-    (OUT / "graph_intent_calibrate.jsonl").write_text(
-        "\n".join(json.dumps(r, ensure_ascii=False) for r in fit_recs + test_recs) + "\n"
-    )
+    if not args.readings:
+        (OUT / "graph_intent_calibrate.jsonl").write_text(
+            "\n".join(json.dumps(r, ensure_ascii=False) for r in fit_recs + test_recs) + "\n"
+        )
     if args.write:
         full = json.loads(RECORD.read_text(encoding="utf-8"))
         full["intent"] = record

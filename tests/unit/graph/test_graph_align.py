@@ -88,3 +88,17 @@ def test_the_default_thresholds_are_the_fitted_ones_and_their_record_holds() -> 
                             entities=lambda: [("Film", "Red River", "Red River", [])])  # fmt: skip
     idx = entity_index(store, HashEmbedder(), GraphSettings(), None)  # type: ignore[arg-type]
     assert (idx.min_cosine, idx.margin) == (record["min_cosine"], record["ambiguity_margin"])
+
+
+def test_the_intent_confidence_record_holds_to_its_rule() -> None:
+    """bench/graph_intent_calibrate.py's record: the threshold its rule picks from its curve
+    (the most AMBIGUOUS asked back within the bound on ORIGINAL ones, ties to the lower)."""
+    from footnote.config.graph import calibration
+
+    intent = calibration()["intent"]
+    for key, curve in (("min_confidence", "curve"), (None, "rules_curve")):
+        ok = [p for p in intent[curve] if p["answerable_clarify"] <= intent["clarify_on_answerable_bound"]]
+        best = max(ok, key=lambda p: (p["ambiguous_clarify"], -p["threshold"]))
+        want = intent[key] if key else intent["rules"]["min_confidence"]
+        assert best["threshold"] == want
+    assert intent["n_fit"] > 0 and intent["n_held_out"] > 0
