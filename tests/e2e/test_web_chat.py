@@ -199,3 +199,22 @@ def test_conversations_can_be_renamed_and_deleted(page: Page, api: Any) -> None:
     expect(page).to_have_url(re.compile(r"#/chat$"))
     expect(page.locator(f".session[data-session='{session['id']}']")).to_have_count(0)
     assert all(s["id"] != session["id"] for s in api("GET", "/v1/sessions"))
+
+
+def test_a_question_sent_while_the_conversation_list_loads_is_not_lost(
+    page: Page, paper: dict[str, Any]
+) -> None:
+    """The composer is on screen before the conversation list has loaded; Enter then must send
+    the question (it used to submit the form natively: the page reloaded, the question lost)."""
+    held: list[Route] = []
+    page.route("**/v1/sessions", lambda route: held.append(route)
+               if route.request.method == "GET" and not held else route.continue_())  # fmt: skip
+    page.goto("/#/chat")
+    box = page.get_by_role("textbox", name="Ask about your papers")
+    box.fill("What is the boiling point of mercury in Kelvin?")
+    box.press("Enter")
+    page.wait_for_timeout(300)  # a native submit would have reloaded the page by now
+    assert held, "the conversation list was not requested"
+    held[0].continue_()
+    expect(page.locator("article.turn.user").last).to_contain_text("boiling point of mercury")
+    expect(page).to_have_url(re.compile(r"#/chat/ses_"))

@@ -125,7 +125,10 @@ export async function renderChat(root: HTMLElement, sessionId: string | undefine
     const current = sessions.find((s) => s.id === sessionId);
     layout.querySelector(".conversation-title")!.textContent = current ? current.title || t("untitled") : t("newChat");
   };
-  await refreshSessions();
+  // Not awaited here: the composer is on screen already, and its submit handler must be in
+  // place before a question typed while the list loads is sent (else the form submits natively
+  // and the page reloads with the question lost).
+  const listed = refreshSessions();
 
   const setBusy = (busy: boolean) => {
     sendBtn.hidden = busy;
@@ -204,6 +207,7 @@ export async function renderChat(root: HTMLElement, sessionId: string | undefine
       setBusy(false);
     }
   });
+  await listed;
 
   if (!sessionId) {
     thread.appendChild(await emptyState());
