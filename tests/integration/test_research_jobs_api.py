@@ -162,7 +162,9 @@ def test_with_the_setting_off_the_api_process_drives_the_run(
 def test_cancel_a_queued_run_and_a_running_one(
     tmp_path: Path, embed: EmbedServer, backend: dict[str, Any]
 ) -> None:
-    _config(tmp_path / "ws", embed, backend, max_attempts=1)
+    # a lease of 6 s: the cancel answer waits up to a lease for the worker to stop the run (it
+    # does so at its next event), which a loaded machine may delay past a short one
+    _config(tmp_path / "ws", embed, backend, max_attempts=1, lease_s=6.0)
     ws = Workspace.open(tmp_path / "ws")
     _library(ws, tmp_path)
     queue = open_queue(ws.settings)
