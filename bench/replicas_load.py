@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -218,22 +219,30 @@ def verdicts(results: list[dict[str, Any]]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def phase(stack: Stack, n: int, cross: bool, kill_after: float | None = None) -> dict[str, Any]:
+async def phase(
+    stack: Stack, n: int, cross: bool, kill_after: float | None = None, *,
+    start: Callable[..., Awaitable[dict[str, Any]]] | None = None,
+    kill: Callable[[], None] | None = None, timeout: float = 120,
+) -> dict[str, Any]:  # fmt: skip
+    """`n` runs started alternately on A and B by `start` (default: a chat `session`), each
+    followed on the other replica (`cross`) or its own; with `kill_after`, `kill` (default:
+    SIGKILL replica A) that many seconds after half the runs started."""
+    begin = start or session
     a, b = stack.replicas["a"][0], stack.replicas["b"][0]
     limits = httpx.Limits(max_connections=4 * n + 10)
-    async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+    async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
         tasks = []
         for i in range(n):
-            start = a if i % 2 == 0 else b
-            other = b if start == a else a
-            tasks.append(session(client, start, [other, start] if cross else [start, other]))
+            first = a if i % 2 == 0 else b
+            other = b if first == a else a
+            tasks.append(begin(client, first, [other, first] if cross else [first, other]))
         STARTED.clear()
         running = [asyncio.create_task(t) for t in tasks]
         if kill_after is not None:  # once half the runs started, and `kill_after` s later
             while len(STARTED) < n // 2:
                 await asyncio.sleep(0.05)
             await asyncio.sleep(kill_after)
-            await asyncio.to_thread(stack.kill, "a")
+            await asyncio.to_thread(kill or (lambda: stack.kill("a")))
         return verdicts(list(await asyncio.gather(*running)))
 
 

@@ -32,7 +32,8 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from replicas_load import Stack, follow, report, verdicts
+from replicas_load import STARTED, Stack, follow, report
+from replicas_load import phase as load_phase
 
 LIBRARY = {
     "size.md": "# Size\n\nThe recycling market was worth 4.2 billion euros in 2023, the "
@@ -43,7 +44,6 @@ LIBRARY = {
     "alone holds 17%.\n",
 }
 QUESTION = "How large is the recycling market, how fast does it grow, and who leads it?"
-STARTED: list[str] = []
 
 
 class JobStack(Stack):
@@ -106,23 +106,13 @@ async def research(client: httpx.AsyncClient, start: str, watch: list[str]) -> d
 
 async def phase(stack: JobStack, n: int, cross: bool, kill_after: float | None = None
                 ) -> dict[str, Any]:  # fmt: skip
-    a, b = stack.replicas["a"][0], stack.replicas["b"][0]
-    async with httpx.AsyncClient(limits=httpx.Limits(max_connections=4 * n + 10),
-                                 timeout=300) as client:  # fmt: skip
-        tasks = []
-        for i in range(n):
-            start = a if i % 2 == 0 else b
-            other = b if start == a else a
-            tasks.append(research(client, start, [other, start] if cross else [start, other]))
-        STARTED.clear()
-        running = [asyncio.create_task(t) for t in tasks]
-        if kill_after is not None:
-            while len(STARTED) < n // 2:
-                await asyncio.sleep(0.05)
-            await asyncio.sleep(kill_after)
-            await asyncio.to_thread(stack.kill, "a")
-            await asyncio.to_thread(stack.kill_worker, "w1")
-        row = verdicts(list(await asyncio.gather(*running)))
+    """`replicas_load.phase` with research runs; the kill takes replica A and worker 1."""
+
+    def kill() -> None:
+        stack.kill("a")
+        stack.kill_worker("w1")
+
+    row = await load_phase(stack, n, cross, kill_after, start=research, kill=kill, timeout=300)
     row["jobs_retried"] = sum(1 for attempts in stack.attempts(STARTED) if attempts > 1)
     return row
 

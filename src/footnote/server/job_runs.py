@@ -18,14 +18,13 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from footnote.events import Done, Error, Event
-from footnote.jobs import JobQueue
-from footnote.server.runner import encode
+from footnote.jobs import FINAL, JobQueue
+from footnote.server.runner import append_events
 from footnote.store.base import EventStore, RunStore
 from footnote.store.records import StoredEvent
 
 log = logging.getLogger(__name__)
 PREFIX = "research:"
-ACTIVE = ("queued", "running")
 POLL_S = 0.25
 
 
@@ -50,7 +49,7 @@ class JobRuns:
         """Whether the run is a job that is queued or running."""
         job = self.job(run_id)
         rec = self.queue.status(job) if job else None
-        return rec is not None and rec.state in ACTIVE
+        return rec is not None and rec.state not in FINAL
 
     def submit(self, run_id: str, user_id: str, *, resume: bool = False) -> str:
         """Queue the run as a job (again, from its last finished stage, with `resume`)."""
@@ -64,14 +63,11 @@ class JobRuns:
 
     def _append(self, run_id: str, ending: list[Event]) -> list[StoredEvent]:
         """End a run's stored stream with `ending` (nothing when another replica just did)."""
-        seq = len(self.events.events(run_id))
-        stored = [StoredEvent(seq + i + 1, e.type, encode(e, run_id)) for i, e in enumerate(ending)]
         try:
-            self.events.add_events(run_id, stored)
+            return append_events(self.events, run_id, ending)
         except Exception as exc:  # a concurrent closer took these ids: its ending stands
             log.info("run %s: ending already written (%s)", run_id, exc)
             return []
-        return stored
 
     def cancel(self, run_id: str) -> str | None:
         """Ask the run's job to stop: `cancelled` (it had not started), `cancelling` (its

@@ -58,6 +58,14 @@ def encode(event: Event, run_id: str) -> str:
     return json.dumps(event_to_dict(event, run_id=run_id), ensure_ascii=False, default=str)
 
 
+def append_events(store: EventStore, run_id: str, events: list[Event]) -> list[StoredEvent]:
+    """Store `events` after a run's persisted ones (ids continue); what was stored."""
+    seq = len(store.events(run_id))
+    stored = [StoredEvent(seq + i + 1, e.type, encode(e, run_id)) for i, e in enumerate(events)]
+    store.add_events(run_id, stored)
+    return stored
+
+
 class RunHub:
     """Starts, cancels and streams runs."""
 
@@ -228,12 +236,10 @@ class RunHub:
     def close_orphan(self, run_id: str) -> None:
         """End the stored stream of a run a previous process left unfinished: an `error`
         (code `interrupted`) and `done` after the events it had persisted."""
-        seq = len(self.events.events(run_id))
-        ending: list[Event] = [Error("interrupted", "the server stopped while this run was in "
-                                     "progress; ask again"), Done()]  # fmt: skip
-        self.events.add_events(
-            run_id, [StoredEvent(seq + i + 1, e.type, encode(e, run_id)) for i, e in enumerate(ending)]
-        )
+        append_events(self.events, run_id, [
+            Error("interrupted", "the server stopped while this run was in progress; ask again"),
+            Done(),
+        ])  # fmt: skip
 
     def cancel(self, run_id: str) -> bool:
         """Ask a live run to stop; False when it is not running here."""

@@ -84,14 +84,14 @@ async def run_events(
     Reconnect with `Last-Event-ID` (or `?after=`) to get exactly the events missed, then
     live ones. Comment pings keep idle connections open. The stream ends after `done`.
     """
-    own_run(state, user, run_id)
+    run = own_run(state, user, run_id)
     start = after or 0
     if last_event_id:
         if not last_event_id.strip().isdigit():
             raise ApiError(422, "Last-Event-ID must be an event id (an integer)")
         start = int(last_event_id)
 
-    queued = job_of(state.runs.get_run(run_id)) is not None and run_id not in state.hub.live
+    queued = job_of(run) is not None and run_id not in state.hub.live
     follow = state.job_runs.follow if queued else state.hub.follow
 
     async def frames() -> Any:
