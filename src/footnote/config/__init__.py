@@ -252,6 +252,13 @@ class RetrievalSettings(_Section):
     ann_connectivity: int = Field(16, ge=4, description="HNSW graph degree (M).")
     ann_expansion_add: int = Field(128, ge=8, description="HNSW ef at build time.")
     ann_expansion_search: int = Field(64, ge=8, description="HNSW ef at query time (minimum).")
+    ann_build_memory_mb: int = Field(
+        2048,
+        ge=1,
+        description="PostgreSQL only: maintenance_work_mem of the statement that builds a "
+        "model's HNSW index (the build is far faster while the graph fits; ~2 KB per 384-d "
+        "vector).",
+    )
     filtered_exact_max: int = Field(
         50_000,
         ge=0,

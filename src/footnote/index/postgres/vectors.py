@@ -7,6 +7,12 @@ WHERE clause; pgvector's iterative index scan keeps walking the graph until `n` 
 are found (`hnsw.iterative_scan`), so a restricted vector never takes a slot. A query
 confined to named sources, or one whose index scan comes back short, is answered exactly
 (the same ORDER BY on an expression the index does not cover).
+
+Writing does not create the index: `sync()` (after a source's vectors, after a migration)
+and the first search do, so a first load is bulk-built by PostgreSQL (pgvector's advice: an
+HNSW index built over the loaded rows is several times faster than one grown by inserts),
+with `maintenance_work_mem` raised to `retrieval.ann_build_memory_mb` for that statement.
+Once the index exists, PostgreSQL keeps it up to date on every insert.
 """
 
 from __future__ import annotations
@@ -46,7 +52,8 @@ class PgVectors:
         self._ready = False
 
     def _ensure_index(self) -> None:
-        """Create this model's HNSW index once (replicas take turns on an advisory lock)."""
+        """Create this model's HNSW index once, over the rows already stored (replicas take
+        turns on an advisory lock)."""
         if self._ready:
             return
         name = (
@@ -55,6 +62,11 @@ class PgVectors:
         )
         with self.db.tx() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (INDEX_LOCK,))
+            conn.execute(
+                sql.SQL("SET LOCAL maintenance_work_mem = {}").format(
+                    sql.Literal(f"{self.settings.ann_build_memory_mb}MB")
+                )
+            )
             conn.execute(
                 sql.SQL(
                     "CREATE INDEX IF NOT EXISTS {} ON block_vectors USING hnsw "
@@ -97,8 +109,8 @@ class PgVectors:
         )
 
     def put(self, keys: Sequence[int], hashes: Sequence[str], vectors: Matrix) -> None:
-        """Store vectors (a retried batch overwrites its own rows, nothing else)."""
-        self._ensure_index()
+        """Store vectors (a retried batch overwrites its own rows, nothing else); the index
+        takes them in once it exists (see the module docstring)."""
         rows = [
             (int(k), self.model, h, _literal(v))
             for k, h, v in zip(keys, hashes, np.asarray(vectors, np.float32), strict=True)
@@ -174,4 +186,5 @@ class PgVectors:
         return int(row["n"]) if row else 0
 
     def sync(self) -> None:
-        """Nothing derived to refresh: the HNSW index is maintained by PostgreSQL."""
+        """Create the HNSW index when it does not exist yet; PostgreSQL maintains it after."""
+        self._ensure_index()
