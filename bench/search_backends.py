@@ -22,6 +22,7 @@ one at a time, interleaved), and the embedded index is reopened from its files f
 
 Usage: flock /tmp/footnote-heavy.lock nice -n 10 python bench/search_backends.py
        [--blocks 100000] [--queries 200] [--time-limit 1500] [--parallel-build]
+       [--reuse /tmp/fn-bench-XXXX]   (query what an earlier run built; the folder is kept)
 """
 
 from __future__ import annotations
@@ -109,6 +110,8 @@ def main() -> None:
                     help="seconds the query phase may take (queries left are not run)")  # fmt: skip
     ap.add_argument("--parallel-build", action="store_true",
                     help="build the embedded backend in a child process beside PostgreSQL")  # fmt: skip
+    ap.add_argument("--reuse", type=Path, default=None,
+                    help="query the backends an earlier run built in this folder (same --blocks)")  # fmt: skip
     args = ap.parse_args()
     rng = np.random.default_rng(11)
     n = args.blocks
@@ -118,9 +121,9 @@ def main() -> None:
     index = {b.id: i for i, b in enumerate(b for d in docs for b in d.blocks)}
     public = np.array([not d.source.acl_groups for d in docs for _ in d.blocks])
     settings = RetrievalSettings()
-    tmp = Path(tempfile.mkdtemp(prefix="fn-bench-"))
+    tmp = args.reuse or Path(tempfile.mkdtemp(prefix="fn-bench-"))
     child = None
-    if args.parallel_build:  # forked before any thread (the pool's) exists
+    if args.parallel_build and not args.reuse:  # forked before any thread (the pool's) exists
         ctx = multiprocessing.get_context("fork")
         done_q = ctx.Queue()
         child = ctx.Process(target=build_embedded_child, args=(tmp, docs, vecs, index, done_q))
@@ -135,14 +138,19 @@ def main() -> None:
                                  "load_avg_start": os.getloadavg()[0]}  # fmt: skip
     rows: dict[str, dict[int, int]] = {}
     pg_backends = (pg, PgLexical(pg), PgVectors(pg, MODEL, DIM, settings))
-    if child is None:
+    if args.reuse:
+        keys = pg.db.all("SELECT key, block_id FROM index_blocks")
+        rows["postgres"] = {int(r["key"]): index[r["block_id"]] for r in keys}
+        result["reused"] = str(tmp)
+    elif child is None:
         lite_backends = embedded(tmp, settings)
         secs, rows["embedded"] = build(*lite_backends, docs, vecs, index)
         result["embedded_build_s"] = round(secs, 1)
         print(f"embedded: built {n} blocks in {secs:.0f} s", file=sys.stderr, flush=True)
-    secs, rows["postgres"] = build(*pg_backends, docs, vecs, index)
-    result["postgres_build_s"] = round(secs, 1)
-    print(f"postgres: built {n} blocks in {secs:.0f} s", file=sys.stderr, flush=True)
+    if not args.reuse:
+        secs, rows["postgres"] = build(*pg_backends, docs, vecs, index)
+        result["postgres_build_s"] = round(secs, 1)
+        print(f"postgres: built {n} blocks in {secs:.0f} s", file=sys.stderr, flush=True)
     if child is not None:
         child.join()
         if child.exitcode != 0:
@@ -150,6 +158,7 @@ def main() -> None:
         result["embedded_build_s"] = round(done_q.get(), 1)
         print(f"embedded: built {n} blocks in {result['embedded_build_s']} s (child)",
               file=sys.stderr, flush=True)  # fmt: skip
+    if child is not None or args.reuse:
         t0 = time.perf_counter()
         lite_backends = embedded(tmp, settings)
         keys = lite_backends[0].conn.execute("SELECT key, block_id FROM index_blocks").fetchall()

@@ -96,3 +96,33 @@ def test_a_database_indexed_by_the_old_tokenizer_is_retokenized_once(tmp_path):
     assert len(again.search("generously", 5, SearchFilters())) == 1
     assert PgLexical(pg.store).search("generously", 5, SearchFilters())  # done once
     pg.store.close()
+
+
+def test_pruned_terms_still_score_the_candidates(tmp_path):
+    """Above the postings budget PostgreSQL matches candidates by the rarest terms only, but
+    scores each with every query term, as the embedded in-memory index (unpruned) ranks at
+    that size. Before, a common term's share of the score was dropped with it: at 1M blocks
+    PostgreSQL's top-10 shared 0.49 of the embedded top-10 (bench/search_backends.py)."""
+    from footnote.index.postgres import PgLexical
+
+    lite = Env(tmp_path / "lite", RetrievalSettings(lexical_memory_threshold=0))
+    pg = Env(tmp_path / "pg", RetrievalSettings(), postgres=True)
+    texts = ["zebra filler filler", "zebra apple filler"]  # equal length, one rare term
+    texts += ["apple filler filler"] * 5 + ["filler filler filler"] * 13  # apple: df 6 of 20
+    for env in (lite, pg):
+        env.add(make_doc("d", [("S", t) for t in texts]))
+    memory = lite.indexer.lexical  # threshold 0: the in-memory index, every term scored
+    pgl = PgLexical(pg.store, max_postings=3)  # zebra (2) kept, apple (6) over the budget
+    want = _by_block(memory, memory.search("zebra apple", 2, SearchFilters()))
+    got = _by_block(pgl, pgl.search("zebra apple", 2, SearchFilters()))
+    assert [i for i, _ in want] == [doc.id for doc in _blocks(pg, texts[1], texts[0])]
+    assert [i for i, _ in got] == [i for i, _ in want]
+    for (_, sa), (_, sb) in zip(want, got, strict=True):
+        assert sb == pytest.approx(sa, rel=0.05)
+    lite.store.close()
+    pg.store.close()
+
+
+def _blocks(env: Env, *texts: str) -> list:  # type: ignore[type-arg]
+    by_text = {b.text: b for b in env.store.iter_blocks(env.store.list_sources()[0].source.id)}
+    return [by_text[t] for t in texts]
