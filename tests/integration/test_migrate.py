@@ -52,8 +52,9 @@ def _search(url: str, tmp: Path, query: str) -> list[tuple[str, float]]:
     searcher = Searcher(stores.documents, EMBED, RetrievalSettings(), tmp / "index",
                         lexical=lexical, vectors=vectors)  # fmt: skip
     try:
-        return [(h.block.id, round(h.scores.get("vector", 0.0), 5))
+        hits = [(h.block.id, round(h.scores.get("vector", 0.0), 5))
                 for h in searcher.search(query, k=5, methods=("vector",))]  # fmt: skip
+        return sorted(hits, key=lambda h: (-h[1], h[0]))  # equal scores in any order
     finally:
         stores.documents.close()
 
