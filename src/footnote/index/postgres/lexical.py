@@ -10,9 +10,10 @@ the document frequencies that statement triggers keep in `lexical_terms` / `lexi
 (migration 0001). Every filter and the ACL are conditions of the same query, so only allowed
 rows are ranked. Query terms are pruned rarest-first to a budget of summed document
 frequencies: only rows holding a kept term are candidates, but each candidate is scored with
-every query term, as the embedded in-memory index ranks above its threshold (scoring by the kept
-terms alone shared 0.49 of its top-10 at 1M blocks; every term, 0.95). A database indexed by an older tokenizer (PostgreSQL's
-`english` stemmer, before migration 0004) is re-tokenized once when it is opened.
+every query term, as the embedded in-memory index ranks above its threshold (scoring by the
+kept terms alone shared 0.49 of its top-10 at 1M blocks; every term, 0.95). A database indexed
+by an older tokenizer (PostgreSQL's `english` stemmer, before migration 0004) is re-tokenized
+once when it is opened.
 """
 
 from __future__ import annotations
