@@ -14,7 +14,8 @@ applied to the recorded scores: an answer whose P(answerable) is below it become
 `weak_evidence` refusal the pipeline would have given (the run itself made the verification
 calls such an answer would have skipped, so its calls and seconds are an upper bound).
 
-`--summarise TEST.jsonl` prints that summary without fitting (no threshold applied).
+`--summarise TEST.jsonl` prints that summary without fitting (no threshold applied). Every row
+is re-scored with today's `score_case` (no model call), so old dumps follow today's rules.
 
 Usage: python bench/ask_calibrate.py DUMP.jsonl [--bound 0.10] [--write] [--apply TEST.jsonl]
        python bench/ask_calibrate.py --summarise TEST.jsonl
@@ -66,7 +67,7 @@ def curve(rows: list[dict[str, Any]], grid: list[float]) -> list[dict[str, Any]]
 
 def apply(dump: Path, threshold: float | None) -> None:
     """The test dump's summary per (set, config), with the threshold applied to `new` rows."""
-    from ask_quality import COLUMNS, summarise
+    from ask_quality import summarise, table
     from footnote.eval.loaders import default_data_dir, load_dataset
     from footnote.eval.metrics import score_case
 
@@ -78,6 +79,7 @@ def apply(dump: Path, threshold: float | None) -> None:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for line in dump.read_text().splitlines():
         r = json.loads(line)
+        r["scores"] = score_case(cases[r["case"]], r["output"])  # today's scoring rules
         groups.setdefault((r["set"], r["config"]), []).append(r)
         o = r["output"]
         p = o.get("answerable_p")
@@ -94,11 +96,11 @@ def apply(dump: Path, threshold: float | None) -> None:
                 {**r, "config": "new+threshold"}
             )
     print(f"\nthreshold applied: {threshold}")
-    print("| set | config | " + " | ".join(COLUMNS) + " |")
-    print("|" + "---|" * (len(COLUMNS) + 2))
-    for (set_name, config), rows in groups.items():
-        summary = summarise([cases[r["case"]] for r in rows], rows)
-        print(f"| {set_name} | {config} | " + " | ".join(str(summary[c]) for c in COLUMNS) + " |")
+    print(
+        table(
+            {key: summarise([cases[r["case"]] for r in rows], rows) for key, rows in groups.items()}
+        )
+    )
 
 
 def main() -> None:

@@ -3,21 +3,27 @@
 Each configuration is a set of `answering.*` overrides on one workspace (swapped case by case,
 so the two configurations of a case run back to back on the same loaded model; papers ingested once,
 in `bench/out/ask_retrieval/dev` for the dev set and `bench/out/ask_quality/qasper` for QASPER).
-`today` switches every change off (search order, no table cells by code, no translated query,
+`main` is the pipeline before issue #29 (`answering.responsive=false`: support is checked, not
+whether the answer answers the question). `today` switches every #14 change off (search order,
+no table cells by code, no translated query,
 no answerability call); `new` is the defaults; `+rerank` is `new` with `retrieval.rerank` on
 (the judge role reranks the first 12 fused hits). Cases run one at a time through `Workspace.ask`
 in `cite` mode with the bound compose/judge models (the embedded Qwen2.5-Coder-1.5B by default)
 and are scored by `eval.metrics.score_case`, the evaluator's own rules.
 
-Printed per configuration (n stated; an error is counted on its own, never as a refusal):
-precision (right answers / answers given), accuracy on answerable cases, false refusals on
-answerable, refusal recall on unanswerable, false premises corrected (numeric traps answered
-with the paper's value), gold evidence cited (page + fuzzy quote, `evidence_recall`), QASPER
-token F1 on answerable, p50 seconds, first status event, model calls and prompt tokens per case.
+Printed per configuration, by `eval.metrics.aggregate` (every rate with its n and 95 % Wilson
+interval; an error is counted on its own, never as a refusal, and as wrong in accuracy-type
+rates): errors, hedged refusals (a sentence shown), precision (right answers / answers given),
+accuracy on answerable cases, false refusals on answerable cases that ran, clean refusals on
+unanswerable, false premises corrected (numeric traps answered with the paper's value), gold
+evidence cited (page + fuzzy quote, `evidence_recall`), QASPER token F1 on answerable, p50 and
+max seconds, first status event, model calls, tokens and prompt tokens per question.
 `--dump FILE` writes every case's output and scores as JSONL (used by `ask_calibrate.py`).
+The whole test half of the development set: `--dev-half test --per-type 0`.
 
-Usage: python bench/ask_quality.py [--dev-ids fd-001,fd-003,...] [--dev-half test] [--per-type N]
-           [--qasper N] [--configs today,new] [--mode cite] [--dump FILE] [--set KEY=VALUE ...]
+Usage: python bench/ask_quality.py [--dev-ids fd-001,fd-003,...] [--dev-half test|fit|none]
+           [--per-type N] [--qasper N] [--configs main,new] [--mode cite] [--dump FILE]
+           [--set KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -36,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import OUT
 from footnote.eval.cases import Case
 from footnote.eval.loaders import Dataset, default_data_dir, dev_half, load_dataset
-from footnote.eval.metrics import score_case
+from footnote.eval.metrics import aggregate, score_case
+from footnote.eval.report import fmt_rate
 from footnote.eval.runner import ask_case, ingest_papers
 from footnote.events import Status
 
@@ -48,18 +55,22 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "answerability": False,
     },
     "new": {},
+    # main before issue #29: support checked, not whether the answer answers the question
+    "main": {"responsive": False},
     # the setting issue #13 wired, against `new` (a key with a dot names another section)
     "+rerank": {"retrieval.rerank": True},
 }
 
 
 def pick_dev(ds: Dataset, ids: Sequence[str], half: str, per_type: int) -> list[Case]:
+    """The named cases, or the first `per_type` of each type in the half (0: the whole half;
+    half `none`: no dev case)."""
     if ids:
         return [c for c in ds.cases if c.id in set(ids)]
     chosen: list[Case] = []
     counts: dict[str, int] = {}
     for c in ds.cases:
-        if dev_half(c.id) != half or counts.get(c.type, 0) >= per_type:
+        if dev_half(c.id) != half or (per_type and counts.get(c.type, 0) >= per_type):
             continue
         counts[c.type] = counts.get(c.type, 0) + 1
         chosen.append(c)
@@ -104,43 +115,60 @@ async def run_one(ws: Any, case: Case, source_id: str, mode: str = "cite") -> di
 
 
 def summarise(cases: Sequence[Case], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    errors = [r for r in rows if r["output"]["status"] == "error"]
-    ok = [(c, r) for c, r in zip(cases, rows, strict=True) if r["output"]["status"] != "error"]
-    answered = [(c, r) for c, r in ok if r["output"]["status"] == "answered"]
-    answerable = [(c, r) for c, r in ok if not c.unanswerable]
-    unanswerable = [(c, r) for c, r in ok if c.unanswerable]
-    traps = [(c, r) for c, r in answerable if c.type == "numeric_trap"]
-    ev = [r["scores"]["evidence_recall"] for c, r in answerable if c.evidence]
-    f1 = [r["scores"]["answer_f1"] for c, r in answerable]
-    lat = [r["output"]["latency_s"] for r in rows]
+    """One configuration's figures, by the evaluator's own `aggregate`: every rate with its n
+    and 95 % Wilson interval (errors count as wrong in accuracy-type rates, and are left out,
+    said so, of false refusals and precision), hedged refusals and errors counted apart."""
+    m = aggregate(cases, [r["scores"] for r in rows])
+    rates = m["rates"]
+    lat = [r["output"].get("latency_s", 0.0) for r in rows]
+    first = [r["output"].get("first_status_s") for r in rows]
+    first = [f for f in first if isinstance(f, float) and f == f]
 
-    def share(xs: Sequence[bool]) -> str:
-        return f"{sum(xs) / len(xs):.2f} ({sum(xs)}/{len(xs)})" if xs else "–"
+    def per_q(key: str) -> float | None:
+        vals = [float(r["output"].get(key, 0) or 0) for r in rows]
+        return round(statistics.fmean(vals), 2) if vals else None
 
     return {
-        "n": len(rows),
-        "errors": len(errors),
-        "precision": share([r["scores"]["correct"] for _, r in answered]),
-        "accuracy_answerable": share([r["scores"]["correct"] for _, r in answerable]),
-        "false_refusals": share([r["scores"]["refused"] for _, r in answerable]),
-        "refusal_recall": share([r["scores"]["refused"] for _, r in unanswerable]),
-        "premise_corrected": share([bool(r["scores"]["answer_match"]) for _, r in traps]),
-        "evidence_cited": f"{statistics.fmean(ev):.2f} (n={len(ev)})" if ev else "–",
-        "f1_answerable": f"{statistics.fmean(f1):.3f}" if f1 else "–",
+        "n": m["n"],
+        "errors": f"{m['errors']} ({m['errors_answerable']} answerable)",
+        "hedged": f"{m['hedged']} ({round(rates['hedged_rate']['k'])}/{rates['hedged_rate']['n']} unanswerable)",
+        "precision": fmt_rate(rates["precision"]),
+        "accuracy_answerable": fmt_rate(rates["accuracy_answerable"]),
+        "false_refusals": fmt_rate(rates["false_refusal_rate"]),
+        "clean_refusals": fmt_rate(rates["clean_refusal_rate"]),
+        "premise_corrected": fmt_rate(rates["premise_corrected"]),
+        "evidence_cited": fmt_rate(rates["evidence_recall"]),
+        "f1_answerable": fmt_rate(rates["answer_f1_answerable"]),
         "p50_s": round(statistics.median(lat), 1) if lat else None,
-        "first_status_s": round(max(r["output"]["first_status_s"] for r in rows), 3)
-        if rows
-        else None,
-        "calls_per_q": round(statistics.fmean(r["output"].get("model_calls", 0) for r in rows), 2),
-        "prompt_tokens_per_q": round(statistics.fmean(r["output"]["prompt_tokens"] for r in rows)),
+        "max_s": round(max(lat), 1) if lat else None,
+        "first_status_s": round(max(first), 3) if first else None,
+        "calls_per_q": per_q("model_calls"),
+        "tokens_per_q": per_q("tokens"),
+        "prompt_tokens_per_q": per_q("prompt_tokens"),
     }
 
 
 COLUMNS = [
-    "n", "errors", "precision", "accuracy_answerable", "false_refusals", "refusal_recall",
-    "premise_corrected", "evidence_cited", "f1_answerable", "p50_s", "first_status_s",
-    "calls_per_q", "prompt_tokens_per_q",
+    "n", "errors", "hedged", "precision", "accuracy_answerable", "false_refusals",
+    "clean_refusals", "premise_corrected", "evidence_cited", "f1_answerable", "p50_s", "max_s",
+    "first_status_s", "calls_per_q", "tokens_per_q", "prompt_tokens_per_q",
 ]  # fmt: skip
+RATE_NOTE = (
+    "rates: value [95% Wilson interval] n=denominator. precision: answers given (errors, "
+    "refusals, hedged left out); accuracy: answerable cases (errors, refusals, hedged = wrong); "
+    "false refusals: answerable cases that ran (errors left out); clean refusals: unanswerable "
+    "cases refused with no answer sentence; hedged: refused but showing a sentence."
+)
+
+
+def table(results: dict[tuple[str, str], dict[str, Any]]) -> str:
+    """The printed Markdown table, one row per (set, configuration), and the rate note."""
+    lines = ["| set | config | " + " | ".join(COLUMNS) + " |", "|" + "---|" * (len(COLUMNS) + 2)]
+    for (set_name, config), summary in results.items():
+        lines.append(
+            f"| {set_name} | {config} | " + " | ".join(str(summary[c]) for c in COLUMNS) + " |"
+        )
+    return "\n".join([*lines, "", RATE_NOTE])
 
 
 def workspace(path: Path, answering: dict[str, Any], extra: dict[str, Any]) -> Any:
@@ -154,18 +182,59 @@ def workspace(path: Path, answering: dict[str, Any], extra: dict[str, Any]) -> A
     return Workspace.open(path, overrides=overrides)
 
 
+def summary_of(dump: Path) -> str:
+    """The table of a dump, paired: only cases that every configuration in it finished."""
+    rows = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines() if line]
+    dev = load_dataset(
+        "footnote-dev",
+        data_dir=default_data_dir(),
+        cache_dir=OUT / "ask_retrieval" / "dev" / "cache",
+    )
+    by_id = {c.id: c for c in dev.cases}
+    configs = sorted({r["config"] for r in rows})
+    done = {
+        key
+        for key in {(r["set"], r["case"]) for r in rows}
+        if all(any((r["set"], r["case"], r["config"]) == (*key, c) for r in rows) for c in configs)
+    }
+    results = {}
+    for config in configs:
+        mine = [r for r in rows if r["config"] == config and (r["set"], r["case"]) in done]
+        for r in mine:
+            r["scores"] = score_case(by_id[r["case"]], r["output"])
+        results[("footnote-dev", config)] = summarise([by_id[r["case"]] for r in mine], mine)
+    return f"{len(done)} cases finished by every configuration ({', '.join(configs)})\n" + table(
+        results
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--dev-ids", default="")
-    p.add_argument("--dev-half", default="test", choices=("fit", "test"))
-    p.add_argument("--per-type", type=int, default=2)
+    p.add_argument("--dev-ids", default="", help="these dev cases only (comma-separated ids)")
+    p.add_argument(
+        "--dev-half", default="test", choices=("fit", "test", "none"), help="none: no dev case"
+    )
+    p.add_argument(
+        "--per-type", type=int, default=2, help="dev cases per type (0: every case of the half)"
+    )
     p.add_argument("--qasper", type=int, default=0)
     p.add_argument("--qasper-skip", type=int, default=18, help="first case (18: paper 1908.06606)")
-    p.add_argument("--configs", default="today,new")
+    p.add_argument(
+        "--configs", default="main,new", help="today (before #14), main (before #29), new"
+    )
     p.add_argument("--mode", default="cite", help="compose mode (extractive: no generative model)")
     p.add_argument("--dump", default="")
+    p.add_argument(
+        "--summary-of",
+        default="",
+        help="print the table of an earlier (or unfinished) --dump file, over the cases every "
+        "configuration in it finished (re-scored by today's evaluator); runs nothing",
+    )
     p.add_argument("--set", action="append", default=[], help="SECTION.KEY=JSON, every config")
     a = p.parse_args(argv)
+    if a.summary_of:
+        print(summary_of(Path(a.summary_of)))
+        return
     extra_answering: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for item in a.set:
@@ -179,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     dev_path = OUT / "ask_retrieval" / "dev"
     dev = load_dataset("footnote-dev", data_dir=data, cache_dir=dev_path / "cache")
     ids = [x for x in a.dev_ids.split(",") if x]
-    dev_cases = pick_dev(dev, ids, a.dev_half, a.per_type) if (ids or a.per_type) else []
+    dev_cases = pick_dev(dev, ids, a.dev_half, a.per_type) if ids or a.dev_half != "none" else []
     if dev_cases:
         sets.append(("footnote-dev", dev_path, dev, dev_cases))
     if a.qasper:
@@ -231,11 +300,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for (set_name, config), rows in rows_by.items():
         by_id = {c.id: c for _, _, _, cs in sets for c in cs}
         results[(set_name, config)] = summarise([by_id[r["case"]] for r in rows], rows)
-    print("\n| set | config | " + " | ".join(COLUMNS) + " |")
-    print("|" + "---|" * (len(COLUMNS) + 2))
-    for (set_name, config), summary in results.items():
-        cells = " | ".join(str(summary[c]) for c in COLUMNS)
-        print(f"| {set_name} | {config} | {cells} |")
+    print("\n" + table(results))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ MAX_LINES = 600
 LAYERS: dict[str, float] = {
     "errors": 0.0,
     "types": 0.1,
+    "labels": 0.12,
     "numbers": 0.15,
     "textnorm": 0.2,
     "events": 0.3,

@@ -27,6 +27,12 @@ from __future__ import annotations
 class FootnoteError(Exception):
     """Root of every error footnote raises on purpose."""
 
+    @property
+    def public_message(self) -> str:
+        """What a reader may be shown (a refusal reason, an error event); the full message
+        (`str(exc)`) goes to the trace."""
+        return str(self)
+
 
 class UsageError(FootnoteError):
     """The caller asked for something invalid; the message says what to do instead."""
@@ -73,7 +79,13 @@ class ProviderUnavailable(ModelError):
 
 
 class ModelOutputInvalid(ModelError):
-    """The model's output failed validation, even after one repair attempt."""
+    """The model's output failed validation, even after one repair attempt. Its message quotes
+    the output (for the trace and the repair prompt); readers get a generic one."""
+
+    @property
+    def public_message(self) -> str:
+        """Generic: the model's raw output is never shown as a reason."""
+        return "the model's reply was not a valid answer (details are in the run's trace)"
 
 
 class LicenceRefused(ModelError):

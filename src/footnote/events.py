@@ -197,13 +197,15 @@ class Rows:
 class GraphAnswer:
     """Graph QA: the outcome (answered, clarify, no_rows, refused), the answer's sentences
     with the row ids each cites (its footnotes), the query that ran and, for `clarify`, the
-    readings to choose from."""
+    readings to choose from. `cypher` is the query as shown (the server's row-cap probe left
+    out), `params` the values its `$parameters` ran with."""
 
     status: str
     text: str
     _: KW_ONLY
     sentences: list[dict[str, Any]] = field(default_factory=list)
     cypher: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
     reason: str = ""
     options: list[str] = field(default_factory=list)
     support: float = 0.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import types as _pytypes
 import typing
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from footnote.events import BriefEvent, Event, Final, event_data
@@ -15,10 +16,12 @@ from footnote.types import (
     BlockKind,
     Brief,
     Citation,
+    Claim,
     EvidenceCard,
     Section,
     Source,
     Table,
+    flat_sentence,
 )
 
 T = TypeVar("T")
@@ -190,6 +193,36 @@ def answer_to_dict(answer: Answer, *, run_id: str | None = None) -> dict[str, An
     }
 
 
+Marks = Callable[[Sequence[Any]], str]
+"""The citation markers written after a sentence (`[1]`, `[^2]`), given its citations."""
+
+
+def answer_pieces(answer: dict[str, Any], marks: Marks | None = None) -> list[str]:
+    """The answer's sentences (the public contract) as flat text, one piece each: its citation
+    `marks`, and `INSUFFICIENT_MARK` after a weakly supported one (`types.flat_sentence`)."""
+    return [
+        flat_sentence(str(s["text"]), insufficient=bool(s.get("insufficient")),
+                      marks=marks(s.get("citations") or []) if marks else "")
+        for s in answer.get("sentences") or []
+    ]  # fmt: skip
+
+
+def answer_text(answer: dict[str, Any], marks: Marks | None = None) -> str:
+    """An answer (the public contract) as one flat string, weak sentences marked: what every
+    surface that shows an answer as plain text prints."""
+    return " ".join(answer_pieces(answer, marks))
+
+
+def claims_text(claims: Sequence[Claim], marks: Marks | None = None) -> str:
+    """A brief's claims as flat text: each with its card `marks`, a weak one marked like a weak
+    answer sentence."""
+    return " ".join(
+        flat_sentence(c.text, insufficient=c.verdict == "weak",
+                      marks=marks(c.card_ids) if marks else "")
+        for c in claims
+    )  # fmt: skip
+
+
 # -- research artifacts ----------------------------------------------------------------------
 def to_plain(obj: Any) -> Any:
     """A dataclass (or a structure of them) as JSON-able dicts, lists and scalars."""
@@ -283,7 +316,7 @@ def brief_to_dict(brief: Brief) -> dict[str, Any]:
             {
                 "item_id": s.item_id,
                 "title": s.title,
-                "text": " ".join(cl.text for cl in s.claims),
+                "text": claims_text(s.claims),
                 "coverage": s.coverage,
                 "notes": list(s.notes),
                 "bound_cards": list(s.bound_cards),

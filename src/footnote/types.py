@@ -10,7 +10,8 @@ Ids:
   `Source.parser` is set (pages were read by OCR), the sha256 of the file's sha256 and the
   parser, so the same bytes read with OCR are a new version (`parse_identity`);
 - a block id is `<sha[:8]>-p<page>-<hash6>` where hash6 hashes the block's order
-  and text, so re-ingesting the same bytes yields the same ids (`make_block_id`);
+  and text, so re-ingesting the same bytes yields the same ids (`make_block_id`; 32 bits of
+  the source id: n sources collide with probability ~n²/2³³, the README's budget);
 - a table cell is addressed as `<block_id>#r<row>c<col>` (0-based, header rows
   first) — see `cell_id` / `parse_evidence_id`.
 """
@@ -212,6 +213,14 @@ def readable_by(source: Source, user_groups: tuple[str, ...] | None) -> bool:
     return user_groups is None or not groups or bool(set(groups) & set(user_groups))
 
 
+def shown_source(source: Source, user_groups: tuple[str, ...] | None) -> Source:
+    """The source as a caller may see it: unrestricted callers (the local user, an admin) get
+    its whole `uri`; others the file name only (a web source keeps its URL): no server path."""
+    if user_groups is None or "://" in source.uri:
+        return source
+    return replace(source, uri=re.split(r"[\\/]", source.uri)[-1])
+
+
 RESTRICTED_LABELS: dict[str, tuple[str, ...]] = {"client-confidential": ()}
 """Labels whose text leaves the system (exports, the exporter's view) only for some readers;
 the default of `export.label_readers`."""
@@ -244,6 +253,13 @@ def owned_acl(owner: str, groups: tuple[str, ...], *, public: bool = False) -> t
     if public or not owner:
         return () if public else groups
     return tuple(dict.fromkeys([*groups, personal_group(owner)]))
+
+
+def shared_with(source: Source) -> tuple[str, ...]:
+    """The groups a source is shared with besides its owner: its ACL less the owner's personal
+    group (empty for a private source, and for a public one, which has no ACL)."""
+    mine = personal_group(source.owner) if source.owner else None
+    return tuple(g for g in source.acl_groups if g != mine)
 
 
 def deletable_by(source: Source, user_id: str, *, admin: bool) -> bool:
@@ -326,6 +342,11 @@ INSUFFICIENT_MARK = "(insufficiently supported)"
 """Appended to a weakly supported sentence wherever an answer is shown as plain text."""
 
 
+def flat_sentence(text: str, *, insufficient: bool, marks: str = "") -> str:
+    """A sentence as plain text: its citation `marks`, then `INSUFFICIENT_MARK` when weak."""
+    return f"{text}{marks} {INSUFFICIENT_MARK}" if insufficient else f"{text}{marks}"
+
+
 @dataclass(frozen=True)
 class Sentence:
     """One answer sentence with its citations."""
@@ -366,8 +387,7 @@ class Answer:
         """The answer as one string (`--json`, chat history, memory, the agent's tool): a weakly
         supported sentence carries the same mark as in the terminal and the web app."""
         return " ".join(
-            f"{s.text} {INSUFFICIENT_MARK}" if s.marked_insufficient else s.text
-            for s in self.sentences
+            flat_sentence(s.text, insufficient=s.marked_insufficient) for s in self.sentences
         )
 
     @property

@@ -55,7 +55,10 @@ def review_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
             items = [i for i in run["outline"]["items"] if i["id"] in ("size", "growth")]
             _call(f"{url}/v1/research/{run['id']}/start", "POST", {"outline": {"items": items}})
             deadline = time.monotonic() + 90
-            while _call(f"{url}/v1/research/{run['id']}")["state"] not in ("completed", "wrapped_up"):
+            while _call(f"{url}/v1/research/{run['id']}")["state"] not in (
+                "completed",
+                "wrapped_up",
+            ):
                 assert time.monotonic() < deadline, "the research run did not finish"
                 time.sleep(0.3)
             yield url, run["id"]
@@ -133,6 +136,10 @@ def test_review_edit_resolve_and_sign_off(
     expect(two.locator(".chip.resolved")).to_have_text("resolved: both kept")
     one.scroll_into_view_if_needed()
     page.screenshot(path=str(shots / "review-conflicts.png"))
+    # every sampled claim is opened before sign-off (from the sample box)
+    sample = page.locator(".review-sample .page-link")
+    for n in range(sample.count()):
+        sample.nth(n).click()
     sign = page.locator("#sign-off")
     expect(sign).to_be_enabled()
     sign.click()
@@ -183,3 +190,17 @@ def test_a_chat_thread_exports_as_pdf(page: Page, paper: dict[str, Any], tmp_pat
     assert "Evidence appendix" in text and "p. " in text
     words = re.sub(r"\[\d+\]|\s+", " ", first).split()[:6]
     assert " ".join(words) in text, (words, text[:400])
+
+
+def test_the_review_page_says_where_the_judge_was_not_used(
+    page: Page, review_server: tuple[str, str]
+) -> None:
+    """No judge is bound here: every chapter's support rests on the deterministic checks, and
+    the review page says so under each chapter's heading (#30 finding 3)."""
+    url, run_id = review_server
+    view = _call(f"{url}/v1/research/{run_id}/review")
+    assert view["sections"] and all(s["judge_not_used"] for s in view["sections"])
+    page.goto(f"{url}/#/review/{run_id}")
+    notes = page.locator(".review-section .judge-not-used")
+    expect(notes).to_have_count(len(view["sections"]))
+    expect(notes.first).to_contain_text("Judge not used")

@@ -36,7 +36,7 @@ def test_a_terminal_conversation(tmp_path: Path) -> None:
     child.expect("you> ")
     child.sendline("What recall@10 did hybrid retrieval reach?")
     child.expect(r"0\.74, ahead of BM25 at 0\.61\.\[1\]")
-    child.expect(r"answered · support 0\.\d\d · \d footnotes")
+    child.expect(r"answered · support 0\.\d\d · \d footnotes?")
     child.expect("you> ")
     child.sendline("/board 1")
     child.expect(r"\[1\] ([0-9a-f]{8}-p1-[0-9a-f]{6})\s+page 1")

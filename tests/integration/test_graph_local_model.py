@@ -12,10 +12,10 @@ from footnote.index.graph.align import entity_index
 from footnote.models import build_roles
 from footnote.models.weights import default_cache_dir
 from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
-from footnote.pipelines.graph.sources import demo_data_dir, demo_rows, demo_spec
+from footnote.pipelines.graph.sources import demo_rows, demo_spec
 from footnote.workspace import graph_catalog
 
-pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.shared]
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 def _ready() -> str:
@@ -23,10 +23,6 @@ def _ready() -> str:
         return "llama-cpp-python is not installed"
     if not (default_cache_dir("") / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").exists():
         return "the local model is not assembled (scripts/setup)"
-    try:
-        demo_data_dir(GraphSettings())
-    except Exception:
-        return "shared neo4j-example-graphs absent"
     return ""
 
 
@@ -34,7 +30,7 @@ def _ready() -> str:
 async def test_local_model_writes_a_guarded_query(tmp_path: Path) -> None:
     cfg = GraphSettings(dir=str(tmp_path), understand="rules", answer="template", retries=1)
     cat = graph_catalog(cfg, tmp_path)
-    cat.create(demo_spec("movies"), *demo_rows("movies", demo_data_dir(cfg)))
+    cat.create(demo_spec("movies"), *demo_rows("movies"))
     store = cat.open("movies")
     roles = build_roles(load_settings(tmp_path / "ws").models)
     pipe = GraphQAPipeline(GraphDeps(store, entity_index(store, None, cfg, None), cfg,

@@ -1,4 +1,4 @@
-"""Graph QA end to end on a real LadybugDB holding the movies demo graph (shared data)."""
+"""Graph QA end to end on a real LadybugDB holding the movies demo graph (bundled data)."""
 
 from __future__ import annotations
 
@@ -15,22 +15,11 @@ from footnote.models.fake import FakeChatModel, HashEmbedder
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
 from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
-from footnote.pipelines.graph.sources import demo_data_dir
 from footnote.store.graph.base import GraphQueryError
 from footnote.verify.cypher.guard import GraphGuard, Principal
 from footnote.workspace import graph_catalog
 
-try:
-    demo_data_dir(GraphSettings())
-    HAVE_DATA = True
-except Exception:
-    HAVE_DATA = False
-
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.shared,
-    pytest.mark.skipif(not HAVE_DATA, reason="../shared/data/neo4j-example-graphs is absent"),
-]
+pytestmark = [pytest.mark.integration]  # the movies data ships in the package
 runner = CliRunner()
 
 
@@ -122,3 +111,62 @@ def test_graph_questions_are_traced_runs(ws: Path, monkeypatch: pytest.MonkeyPat
     kinds = [k for k, _ in spans]
     assert kinds == ["understand", "align", "route", "guard", "query", "compose"]
     assert ("route", "template") in spans
+
+
+def test_a_chinese_rendering_of_a_director_aligns(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """朗·霍华德 is no alias in the spec: the transliteration step reaches Ron Howard."""
+    data = ask_json(ws, "朗·霍华德导演过哪些电影？", monkeypatch)
+    assert data["status"] == "answered" and data["params"] == {"person": "Ron Howard"}
+    titles = {r["title"] for r in data["rows"]}  # type: ignore[attr-defined]
+    assert titles == {"The Da Vinci Code", "Frost/Nixon", "Apollo 13"}
+
+
+async def test_a_follow_up_resolves_from_the_conversation(ws: Path) -> None:
+    """After "Who directed The Matrix?", "and which of them were born after 1960?": the second
+    is understood from the first (its entity carried, the earlier turn shown to the Cypher
+    model), and answered in the user's own words."""
+    from footnote.events import Final, Intent
+
+    store = graph_catalog(GraphSettings(), ws).open("movies")
+    cfg = GraphSettings(understand="rules", answer="template")
+    right = ("MATCH (p:Person)-[:DIRECTED]->(m:Movie) WHERE m.title = $movie AND p.born > 1960 "
+             "RETURN p.name AS name, p.born AS born")  # fmt: skip
+
+    def reply(messages: list[object]) -> str:  # resolvable only with the earlier turn shown
+        user = str(getattr(messages[1], "content", ""))
+        ok = "Who directed The Matrix?" in user and "$movie" in user
+        return right if ok else "MATCH (p:Person) WHERE p.born > 1960 RETURN p.name AS name"
+
+    cypher = RoleModel("cypher", FakeChatModel(reply), ledger=Ledger(), external=False)
+    pipe = GraphQAPipeline(GraphDeps(store, entity_index(store, None, cfg, None), cfg,
+                                     cypher_model=cypher))  # fmt: skip
+    async for _ in pipe.run(GraphRequest("Who directed The Matrix?")):
+        pass
+    first = pipe.turn()
+    assert pipe.outcome.status == "answered" and first.entities == (("Movie", "The Matrix"),)
+    follow = "and which of them were born after 1960?"
+    events = [e async for e in pipe.run(GraphRequest(follow, history=(first,)))]
+    store.close()
+    o = pipe.outcome
+    assert o.status == "answered" and o.params == {"movie": "The Matrix"}, o.reason
+    assert {r["name"] for r in o.rows} == {"Lana Wachowski", "Lilly Wachowski"}
+    reading = next(e for e in events if isinstance(e, Intent)).question
+    assert "Who directed The Matrix?" in reading and follow in reading  # the standalone reading
+    final = next(e for e in events if isinstance(e, Final))
+    assert final.answer.question == follow  # the user's words, not the rewrite
+    assert pipe.turn().question == follow
+
+
+def test_graph_chat_reads_a_follow_up_with_the_earlier_turn(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for role in ("UNDERSTAND", "CYPHER", "COMPOSE", "EMBED"):
+        monkeypatch.setenv(f"FOOTNOTE_MODELS__{role}__URL", "")
+    turns = (
+        "Which movies did Tom Hanks act in?\nand when was he born?\n/new\nand when was he born?\n"
+    )
+    res = runner.invoke(app, ["graph", "chat", "movies", "-w", str(ws)], input=turns + "/quit\n")
+    assert res.exit_code == 0, res.output
+    assert "Cast Away" in res.output and res.output.count("Tom Hanks was born in 1956.") == 1

@@ -98,3 +98,12 @@ def test_baseline_mode(ws: Path) -> None:
     brief = json.loads(result.stdout)
     assert brief["mode"] == "baseline" and len(brief["sections"]) == 1
     assert brief["budget_used"]["searches"] == 1
+
+
+@pytest.mark.parametrize("option, value", [("--budget-tokens", "0"), ("--budget-tokens", "-5"),
+                                           ("--budget-minutes", "0")])  # fmt: skip
+def test_an_invalid_budget_is_an_error(ws: Path, option: str, value: str) -> None:
+    """`--budget-tokens 0` was silently the default 300k tokens."""
+    result = runner.invoke(app, ["research", Q, "--yes", "-w", str(ws), option, value])
+    assert result.exit_code != 0
+    assert f"{option} must be above 0" in result.output

@@ -152,12 +152,13 @@ def test_search_and_fetch_limits_fire(
 
 
 def test_token_limit_fires_and_the_run_wraps_up(tmp_path: Path, web: FixtureWeb) -> None:
-    ws = open_ws(tmp_path / "ws", web, select="model")
-    # each selection costs its prompt plus a 400-token reply: a few of them spend the run's budget
+    ws = open_ws(tmp_path / "ws", web, select="model", wrap_up_fraction=0.5)
+    # each selection costs its prompt plus a 400-token reply (over the 160 asked, so past the
+    # estimate made before the call): a few of them spend the run's budget
     select = role(
         "understand", lambda _m: json.dumps({"relevant": ["C1", "C2"], "why": "x " * 400})
     )
-    run_id, _ = start_research(ws, MARKET_Q, budget_tokens=1500)
+    run_id, _ = start_research(ws, MARKET_Q, budget_tokens=6000)
     confirm_outline(ws, run_id)
     events = collect(ws, run_id, parts(select=select, writer=role("compose", writer_script())))
     stops = of_type(events, "subquestion_stop")
@@ -200,8 +201,12 @@ def test_time_limit_fires(tmp_path: Path, web: FixtureWeb) -> None:
     assert events[-1].brief.wrapped_up
 
 
-def test_resume_after_a_crash_redoes_nothing(tmp_path: Path, web: FixtureWeb, store_url: str) -> None:
-    ws = Workspace.open(tmp_path / "ws", overrides={**web_settings(web), "store": {"url": store_url}})
+def test_resume_after_a_crash_redoes_nothing(
+    tmp_path: Path, web: FixtureWeb, store_url: str
+) -> None:
+    ws = Workspace.open(
+        tmp_path / "ws", overrides={**web_settings(web), "store": {"url": store_url}}
+    )
 
     def crash(_messages: object) -> str:
         raise RuntimeError("the writer process died")

@@ -168,3 +168,35 @@ def test_conflict_resolutions_are_validated(tmp_path: Path, web: FixtureWeb) -> 
     resolve_conflict(ws, run_id, conflict["id"], "choose", "ana", card_id=chosen, note="newer")
     res = next(c for c in review_view(ws, run_id)["conflicts"] if c["id"] == conflict["id"])
     assert res["resolution"] == {"resolution": "choose", "card_id": chosen, "note": "newer"}
+
+
+def test_sign_off_needs_every_sampled_claim_opened_and_blockers_name_the_claims(
+    tmp_path: Path, web: FixtureWeb
+) -> None:
+    ws = open_ws(tmp_path / "ws", web, writer="extractive", select="rules", review_sample_rate=1.0)
+    run_id, _ = run_all(ws, edits=None, template="market_size")
+    view = review_view(ws, run_id)
+    every = claims(view)
+    key = [c for c in every.values() if c["key_number"]]
+    sampled = [c for c in every.values() if c["sampled"]]
+    assert key and sampled
+    # the blockers quote the claims' text, never their ids
+    for c in key:
+        assert any(b.startswith("key number not ticked") and c["text"][:60] in b
+                   for b in view["blockers"]), (c["text"], view["blockers"])  # fmt: skip
+    assert not any(cid in b for cid in every for b in view["blockers"])
+    # every key figure ticked and every conflict resolved, half a review: not enough
+    for c in key:
+        tick(ws, run_id, c["id"], "ana")
+    for conflict in view["conflicts"]:
+        resolve_conflict(ws, run_id, conflict["id"], "keep_both", "ana")
+    left = review_view(ws, run_id)["blockers"]
+    assert len(left) == len(sampled)
+    assert all(b.startswith("sampled claim not opened: \u201c") for b in left)
+    assert sampled[-1]["text"][:60] in " ".join(left)
+    with pytest.raises(UsageError, match="sampled claim not opened"):
+        sign_off(ws, run_id, "ana")
+    for c in sampled:
+        mark_seen(ws, run_id, c["id"], "ana")
+    signed = sign_off(ws, run_id, "ana")
+    assert signed.coverage["sampled_seen"] == signed.coverage["sampled"] == len(sampled)

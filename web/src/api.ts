@@ -75,7 +75,7 @@ export interface ReviewView {
       key_numbers_ticked: number; sampled: number; conflicts: number; conflicts_resolved: number; minutes: number };
     signoffs: { version: number; version_hash: string; reviewer: string; signed_at: string }[];
   };
-  sections: { item_id: string; title: string; coverage: string; claims: ReviewClaim[] }[];
+  sections: { item_id: string; title: string; coverage: string; claims: ReviewClaim[]; judge_not_used: string[] }[];
   cards: ReviewCard[];
   conflicts: ReviewConflict[];
   result?: { accepted: boolean; verdict: string; reasons: Record<string, string> };
@@ -132,6 +132,9 @@ export const api = {
   },
   async sources(): Promise<SourceInfo[]> {
     return list<SourceInfo>(await call("GET", "/v1/sources"), "sources");
+  },
+  formats(): Promise<{ name: string; suffixes: string[] }[]> {
+    return call("GET", "/v1/sources/formats");
   },
   sourceStatus(id: string): Promise<SourceInfo> {
     return call("GET", `/v1/sources/${enc(id)}`);
@@ -194,6 +197,7 @@ export interface UploadProgress {
 /** Upload one file with progress (XMLHttpRequest: fetch has no upload progress). */
 export function uploadFile(
   file: File,
+  groups: string,
   onProgress: (p: UploadProgress) => void,
 ): Promise<SourceInfo> {
   return new Promise((resolve, reject) => {
@@ -221,6 +225,7 @@ export function uploadFile(
     xhr.addEventListener("error", () => reject(new ApiError(0, "network", "network error")));
     const form = new FormData();
     form.append("file", file, file.name);
+    if (groups) form.append("acl_groups", groups);
     xhr.send(form);
   });
 }

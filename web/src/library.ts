@@ -13,6 +13,7 @@ interface UploadItem {
   row: HTMLElement;
   bar: HTMLProgressElement;
   state: HTMLElement;
+  groups: string;
 }
 
 export async function renderLibrary(root: HTMLElement): Promise<void> {
@@ -23,15 +24,22 @@ export async function renderLibrary(root: HTMLElement): Promise<void> {
     multiple: true,
     class: "visually-hidden",
     id: "file-input",
-    accept: ".pdf,.html,.htm,.md,.markdown,.txt,application/pdf,text/html,text/markdown,text/plain",
   });
+  const hint = h("span", { class: "muted small", id: "formats-hint" });
   const zone = h(
     "label",
     { class: "dropzone", for: "file-input", "data-testid": "dropzone" },
     icon(ICONS.upload),
     h("span", { class: "dropzone-main" }, t("dropHere"), " ", h("span", { class: "link" }, t("chooseFiles"))),
-    h("span", { class: "muted small" }, t("dropHint")),
+    hint,
   );
+  // The accepted formats are the server's one list (the same as `footnote ingest --help`).
+  void api.formats().then((formats) => {
+    input.accept = formats.flatMap((f) => f.suffixes).join(",");
+    hint.textContent = t("formatsHint", { formats: formats.map((f) => `${f.name} (${f.suffixes.join(", ")})`).join(", ") });
+  }).catch(() => undefined);
+  const share = h("input", { class: "input small", id: "share-groups", name: "acl_groups", placeholder: t("shareWithHint"), autocomplete: "off" });
+  const shareRow = h("label", { class: "share-groups small muted", for: "share-groups" }, t("shareWith"), " ", share);
   const refresh = async () => {
     try {
       const sources = await api.sources();
@@ -42,7 +50,8 @@ export async function renderLibrary(root: HTMLElement): Promise<void> {
     list.setAttribute("aria-busy", "false");
   };
   const startUploads = (files: FileList | File[]) => {
-    const items = [...files].map((file) => uploadRow(file, queue));
+    const groups = share.value.trim();
+    const items = [...files].map((file) => uploadRow(file, queue, groups));
     // One at a time: parsing is CPU-bound on the server, and the order stays readable.
     void (async () => {
       for (const item of items) {
@@ -75,6 +84,7 @@ export async function renderLibrary(root: HTMLElement): Promise<void> {
       h("header", { class: "page-head" }, h("h1", { id: "library-title" }, t("libraryTitle"))),
       input,
       zone,
+      shareRow,
       queue,
       list,
     ),
@@ -82,17 +92,17 @@ export async function renderLibrary(root: HTMLElement): Promise<void> {
   await refresh();
 }
 
-function uploadRow(file: File, queue: HTMLElement): UploadItem {
+function uploadRow(file: File, queue: HTMLElement, groups: string): UploadItem {
   const bar = h("progress", { max: "100", value: "0", "aria-label": `${t("uploading")} ${file.name}` });
   const state = h("span", { class: "upload-state" }, t("uploading"));
   const row = h("li", { class: "upload-item", "data-file": file.name }, h("span", { class: "upload-name" }, file.name), bar, state);
   queue.appendChild(row);
-  return { file, row, bar, state };
+  return { file, row, bar, state, groups };
 }
 
 async function runUpload(item: UploadItem): Promise<void> {
   try {
-    let source = await uploadFile(item.file, ({ loaded, total }) => {
+    let source = await uploadFile(item.file, item.groups, ({ loaded, total }) => {
       item.bar.value = total ? Math.round((loaded / total) * 100) : 0;
       if (total && loaded >= total) {
         item.bar.removeAttribute("value"); // indeterminate while the server parses
@@ -150,10 +160,11 @@ function sourceTable(sources: SourceInfo[], refresh: () => Promise<void>): HTMLE
       h("td", { "data-label": t("colPages") }, s.pages ? String(s.pages) : "—"),
       h("td", { "data-label": t("colLanguage") }, s.lang ? langName(s.lang) : "—"),
       h("td", { "data-label": t("colLabels") }, s.labels?.length ? s.labels.map((l) => h("span", { class: "chip" }, l)) : h("span", { class: "muted" }, t("noLabels"))),
+      h("td", { class: "access", "data-label": t("colAccess") }, s.status === "ready" ? access(s) : ""),
       h(
         "td",
         { class: "actions", "data-label": t("colActions") },
-        h(
+        !s.can_delete ? null : h(
           "button",
           {
             class: "icon-btn danger",
@@ -184,10 +195,20 @@ function sourceTable(sources: SourceInfo[], refresh: () => Promise<void>): HTMLE
     h(
       "thead",
       {},
-      h("tr", {}, h("th", { scope: "col" }, t("colTitle")), h("th", { scope: "col" }, t("colPages")), h("th", { scope: "col" }, t("colLanguage")), h("th", { scope: "col" }, t("colLabels")), h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, t("colActions")))),
+      h("tr", {}, h("th", { scope: "col" }, t("colTitle")), h("th", { scope: "col" }, t("colPages")), h("th", { scope: "col" }, t("colLanguage")), h("th", { scope: "col" }, t("colLabels")), h("th", { scope: "col" }, t("colAccess")), h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, t("colActions")))),
     ),
     h("tbody", {}, rows),
   );
+}
+
+/** Who owns a source and who it is shared with, in words. */
+function access(s: SourceInfo): HTMLElement {
+  const groups = (s.shared_with ?? []).map((g) => h("span", { class: "chip" }, g));
+  const owner = s.owner ?? "";
+  if (s.public) return h("span", { class: "access-public" }, t("accessPublic"));
+  if (!owner) return h("span", {}, t("accessOperator"), " · ", t("accessShared"), " ", ...groups);
+  if (!groups.length) return h("span", { class: "access-private" }, t("accessPrivate", { owner }));
+  return h("span", {}, t("accessOwner", { owner }), h("br"), t("accessShared"), " ", ...groups);
 }
 
 function langName(code: string): string {
@@ -226,11 +247,11 @@ export async function renderSource(root: HTMLElement, id: string): Promise<void>
         h(
           "p",
           { class: "meta" },
-          t("pagesN", { n: source.pages ?? 1 }),
+          (source.pages ?? 1) === 1 ? t("pagesOne") : t("pagesN", { n: source.pages ?? 1 }),
           " · ",
           source.lang ? langName(source.lang) : "",
           " · ",
-          t("blocksN", { n: blocks.length }),
+          blocks.length === 1 ? t("blocksOne") : t("blocksN", { n: blocks.length }),
           ...(source.labels ?? []).map((l) => h("span", { class: "chip" }, l)),
         ),
         isPdf ? h("button", { class: "btn", onclick: () => openDocument({ sourceId: source.id, page: 1 }) }, icon(ICONS.page), t("viewPdf")) : null,

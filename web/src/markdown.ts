@@ -76,7 +76,17 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   return defaultLink(tokens, idx, options, env, self);
 };
 
-/** Markdown to HTML (safe: raw HTML in the source is escaped). */
+// Answers and briefs quote untrusted document text: an image there would be fetched by the
+// reader's browser (a tracking pixel inside a checked answer). An image is shown as its
+// alt text and address, never loaded.
+md.renderer.rules.image = (tokens, idx, _options, _env, self) => {
+  const token = tokens[idx];
+  const alt = self.renderInlineAsText(token.children ?? [], _options, _env);
+  const src = md.utils.escapeHtml(String(token.attrGet("src") ?? ""));
+  return `<span class="image-omitted" title="${src}">[image: ${md.utils.escapeHtml(alt)}]</span>`;
+};
+
+/** Markdown to HTML (safe: raw HTML in the source is escaped; images are not loaded). */
 export function renderMarkdown(text: string): string {
   return md.render(text);
 }

@@ -14,7 +14,7 @@ const TEMPLATES = ["", "players", "market_size", "regulation", "trends", "litera
 export function renderResearch(main: HTMLElement): void {
   const question = h("textarea", { id: "research-question", rows: 3, required: true, "aria-label": t("researchQuestion") });
   const template = h("select", { id: "research-template", "aria-label": t("researchTemplate") },
-    ...TEMPLATES.map((k) => h("option", { value: k }, k ? k.replace("_", " ") : t("researchTemplateAuto"))));
+    ...TEMPLATES.map((k) => h("option", { value: k }, k ? templateName(k) : t("researchTemplateAuto"))));
   const web = h("input", { type: "checkbox", id: "research-web", checked: true });
   const status = h("p", { class: "muted", role: "status", "aria-live": "polite" });
   const outline = h("div", { id: "research-outline" });
@@ -57,7 +57,7 @@ export function renderResearch(main: HTMLElement): void {
       confirm.disabled = true;
       void start(run.id, items.filter((r) => r.keep).map((r) => r.item));
     });
-    mount(outline, h("h2", {}, t("researchOutline"), ` (${run.outline.template})`), h("ol", {}, ...rows), confirm);
+    mount(outline, h("h2", {}, t("researchOutline"), ` (${templateName(run.outline.template)})`), h("ol", {}, ...rows), confirm);
   }
 
   async function start(id: string, items: OutlineItemInfo[]): Promise<void> {
@@ -78,6 +78,11 @@ export function renderResearch(main: HTMLElement): void {
     result.append(h("p", {}, h("a", { class: "btn primary", href: `#/review/${encodeURIComponent(id)}`, id: "research-review" }, t("researchReview"))), brief);
     status.textContent = t("researchDone");
   }
+}
+
+/** A report kind (`market_size`) in the interface language. */
+export function templateName(kind: string): string {
+  return kind && TEMPLATES.includes(kind) ? t(`template_${kind}` as never) : kind.replace(/_/g, " ");
 }
 
 function standard(item: OutlineItemInfo): string {

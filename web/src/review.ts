@@ -40,6 +40,8 @@ export async function renderReview(main: HTMLElement, runId: string): Promise<vo
   const snapshotShown = new Map<string, string>();
   const snapshots = new Map<string, { text: string; final_url: string; sha256: string; fetched_at: string }>();
   let view: ReviewView = await api.review(runId);
+  const pendingSeen = new Set<Promise<void>>();
+  let seenRefreshes = 0;
   const root = h("section", { class: "review", "aria-labelledby": "review-h1" });
   mount(main, root);
   draw();
@@ -82,7 +84,8 @@ export async function renderReview(main: HTMLElement, runId: string): Promise<vo
         h("div", { class: "review-main" },
           ...view.sections.map((s) =>
             h("section", { class: "review-section", "aria-labelledby": `sec-${s.item_id}` },
-              h("h2", { id: `sec-${s.item_id}` }, s.title, " ", h("span", { class: `chip coverage-${s.coverage}` }, s.coverage)),
+              h("h2", { id: `sec-${s.item_id}` }, s.title, " ", h("span", { class: `chip coverage-${s.coverage}` }, t(`coverage_${s.coverage}` as never))),
+              s.judge_not_used.length ? h("p", { class: "muted judge-not-used", title: s.judge_not_used.join("\n") }, t("reviewJudgeNotUsed")) : null,
               s.claims.length
                 ? h("ol", { class: "review-claims" }, ...s.claims.map(claimRow))
                 : h("p", { class: "muted" }, t("reviewEmptySection")))),
@@ -213,16 +216,40 @@ export async function renderReview(main: HTMLElement, runId: string): Promise<vo
   }
 
   function toggleClaim(c: Claim): void {
-    if (expanded.has(c.id)) expanded.delete(c.id);
-    else {
-      expanded.add(c.id);
-      if (!c.seen) {
-        c.seen = true;
-        view.review.coverage.seen += 1;
-        void api.reviewSeen(runId, c.id).catch((err) => toast(errorText(err), "error"));
-      }
+    if (expanded.has(c.id)) {
+      expanded.delete(c.id);
+      draw(c.id);
+    } else openClaim(c);
+  }
+
+  /** Open a claim; the first time, log it as seen and (unless an action that answers with
+   * the review follows) redraw with the server's blockers. */
+  function openClaim(c: Claim, refresh = true): void {
+    expanded.add(c.id);
+    if (!c.seen) {
+      c.seen = true;
+      view.review.coverage.seen += 1;
+      const seen = api.reviewSeen(runId, c.id);
+      pendingSeen.add(seen);
+      void seen.catch((err) => toast(errorText(err), "error")).finally(() => pendingSeen.delete(seen));
+      if (refresh) void refreshAfterSeen(c.id);
     }
     draw(c.id);
+  }
+
+  /** The review as the server sees it once every pending `seen` landed (the latest wins). */
+  async function refreshAfterSeen(focusId: string): Promise<void> {
+    const mine = ++seenRefreshes;
+    await Promise.allSettled([...pendingSeen]);
+    if (mine !== seenRefreshes) return;
+    try {
+      const fresh = await api.review(runId);
+      if (mine !== seenRefreshes) return;
+      view = fresh;
+      draw(focusId);
+    } catch (err) {
+      toast(errorText(err), "error");
+    }
   }
 
   function startEdit(c: Claim): void {
@@ -271,7 +298,7 @@ export async function renderReview(main: HTMLElement, runId: string): Promise<vo
     return h("div", { class: "card review-sample" },
       h("h2", {}, t("reviewSampleTitle")),
       h("p", {}, t("reviewSampleText", { n: sampled.length, of: others.length, rate: Math.round(view.sample_rate * 100) })),
-      sampled.length ? h("ul", {}, ...sampled.map((c) => h("li", {}, h("button", { class: "page-link", onclick: () => { expanded.add(c.id); draw(c.id); } }, c.text.slice(0, 80))))) : null);
+      sampled.length ? h("ul", {}, ...sampled.map((c) => h("li", {}, h("button", { class: "page-link", onclick: () => openClaim(c) }, c.text.length > 80 ? `${c.text.slice(0, 79)}…` : c.text)))) : null);
   }
 
   function signBox(signed: boolean): HTMLElement {
@@ -329,7 +356,7 @@ export async function renderReview(main: HTMLElement, runId: string): Promise<vo
     else if (claim && e.key === "r") decide(claim, "reject");
     else if (claim && e.key === "e" && claim.kind === "claim") { e.preventDefault(); startEdit(claim); }
     else if (claim && e.key === "x" && claim.key_number) {
-      if (!expanded.has(claim.id)) toggleClaim(claim); // a figure is ticked with its card in view
+      if (!expanded.has(claim.id)) openClaim(claim, false); // a figure is ticked with its card in view
       void act(() => api.reviewTick(runId, claim.id, !claim.ticked), claim.id);
     }
     else if (claim && e.key === "s") {

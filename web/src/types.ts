@@ -14,6 +14,10 @@ export interface SourceInfo {
   lang?: string | null;
   labels: string[];
   acl_groups: string[];
+  owner?: string | null;
+  shared_with?: string[];
+  public?: boolean;
+  can_delete?: boolean;
   warnings?: string[];
   uri?: string;
   error: string | null;

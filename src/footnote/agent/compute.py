@@ -4,21 +4,28 @@ Every input is a number read from evidence the caller may see — a table cell (
 whose one number is taken) or a block with the number given (`{"cite": id, "value": 3177}`,
 checked by the verification gate: the number, with its unit, must occur in the cited text).
 The snippet runs in the sandbox; the result is a `Computation` with an id (`calc-…`) that an
-answer cites like a block. As evidence it is a formula block whose text lists the inputs with
-their citations, the code and the results (rounded forms included, so "77.3" may cite 77.275).
+answer cites like a block. A computation supports only values it derives from its inputs: a
+snippet that writes a number of its own (a literal other than 0, 1, 2, 100, 1000, or digits in a
+string) is refused, and a result that stays the same when the snippet is run again over
+perturbed inputs is dropped (none left: refused). As evidence it is a formula block whose text
+lists the inputs with their citations and the derived results (rounded forms included, so
+"77.3" may cite 77.275) — never the code or what it printed, which the model wrote.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from footnote.agent.sandbox import Sandbox, SandboxResult
+from footnote.agent.sandbox import Sandbox, SandboxResult, Value
 from footnote.agent.tools import ToolRegistry
 from footnote.errors import ToolRetry
 from footnote.textnorm import quantities
@@ -60,22 +67,22 @@ class Computation:
     source_id: str
     page: int
     section: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    """Results left out because they do not depend on the inputs (not citable)."""
 
     def render(self) -> str:
-        """The computation as evidence text: inputs with citations, code, results."""
+        """The computation as evidence text: inputs with citations and derived results (the
+        model's code and printed text are not evidence)."""
         lines = [f"Computation {self.id} (run in the sandbox: {self.result.status})",
                  "inputs (cited):"]  # fmt: skip
         lines += [
             f"  {i.name} = {i.value:g}  [{i.cite}]" + (f" ({i.label})" if i.label else "")
             for i in self.inputs
         ]
-        lines += ["code:", *("  " + line for line in self.code.strip().splitlines())]
         if self.result.values:
             lines.append("computed results:")
             for k, v in self.result.values.items():
                 lines.append(f"  {k} = {_rounded(v)}")
-        if self.result.stdout.strip():
-            lines += ["printed:", *("  " + x for x in self.result.stdout.strip().splitlines()[:20])]
         if self.result.error:
             lines.append(f"error: {self.result.error}")
         return "\n".join(lines)
@@ -106,6 +113,7 @@ class Computation:
                 for i in self.inputs
             ],
             "code": self.code,
+            "not_derived": list(self.dropped),
             "seconds": round(self.result.seconds, 3),
         }
 
@@ -152,6 +160,68 @@ def read_input(name: str, spec: str | CitedNumber, block_of: BlockFn) -> Compute
     return ComputeInput(name, float(given), ev.id, text or ev.text, label)
 
 
+ALLOWED_CONSTANTS = frozenset({0, 1, 2, 100, 1000})
+"""The numbers a snippet may write itself (halving, percentages, thousands), besides counts up
+to the number of its inputs."""
+_ALLOWED_TEXT = ", ".join(str(n) for n in sorted(ALLOWED_CONSTANTS))
+_PERTURBATIONS = ((1.5, 0.25), (1.05, 0.01))
+"""Input i is multiplied by base + step·i (a zero input becomes base + step·i − 1)."""
+_MOVED = 1e-4
+"""Least relative change under perturbation for a result to count as derived."""
+_DIGIT = re.compile(r"\d")
+
+
+def introduced_numbers(code: str, n_inputs: int = 0) -> list[str]:
+    """The numbers a snippet writes itself: numeric literals outside `ALLOWED_CONSTANTS` and
+    the count of its inputs (`/ 3` averages three), and strings with digits. Not counted: an
+    f-string's format spec (`.3f`) and the digits of `round(x, 3)`, which add no value."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # the sandbox reports what is wrong with it
+    skip = {
+        id(c)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FormattedValue) and node.format_spec is not None
+        for c in ast.walk(node.format_spec)
+    }
+    skip |= {
+        id(arg)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        if node.func.id == "round"
+        for arg in [*node.args[1:2], *(k.value for k in node.keywords if k.arg == "ndigits")]
+        if isinstance(arg, ast.Constant) and type(arg.value) is int and 0 <= arg.value <= 9
+    }
+    allowed = ALLOWED_CONSTANTS | set(range(1, n_inputs + 1))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or id(node) in skip:
+            continue
+        v = node.value
+        if isinstance(v, bool) or v is None:
+            continue
+        if isinstance(v, int | float | complex):
+            if v not in allowed:
+                found.append(repr(v))
+        elif isinstance(v, str | bytes) and _DIGIT.search(str(v)):
+            found.append(repr(v)[:40])
+    return found
+
+
+def _moved(before: Value, after: Value | None) -> bool:
+    """Whether a result changed with its inputs (every element of a list; never a flag or text)."""
+    if isinstance(before, list) and isinstance(after, list):
+        return len(before) == len(after) > 0 and all(
+            _moved(b, a) for b, a in zip(before, after, strict=True)
+        )
+    if isinstance(before, bool) or isinstance(after, bool):
+        return False
+    if not isinstance(before, int | float) or not isinstance(after, int | float):
+        return False
+    return abs(after - before) > _MOVED * max(abs(before), abs(after))
+
+
 @dataclass
 class ComputeContext:
     """The sandbox, the resolver of cited blocks and the computations made so far."""
@@ -165,17 +235,51 @@ class ComputeContext:
         if not inputs:
             raise ToolRetry("give the numbers as named inputs that cite their cells")
         bound = [read_input(name, spec, self.block_of) for name, spec in inputs.items()]
-        result = self.sandbox.run(code, {i.name: i.value for i in bound})
+        own = introduced_numbers(code, len(bound))
+        if own:
+            raise ToolRetry(
+                f"the snippet writes numbers of its own ({', '.join(own[:5])}): a computation "
+                f"may use only its cited inputs, the constants {_ALLOWED_TEXT} and the count "
+                "of its inputs"
+            )
+        values = {i.name: i.value for i in bound}
+        result = self.sandbox.run(code, values)
+        dropped: tuple[str, ...] = ()
+        if result.ok:
+            derived = self._derived(code, values, result)
+            dropped = tuple(k for k in result.values if k not in derived)
+            if not derived:
+                raise ToolRetry(
+                    "no result of the snippet depends on its inputs: assign the values you "
+                    "want to cite to variables computed from the inputs"
+                )
+            result = dataclasses.replace(result, values=derived)
         digest = hashlib.sha1(
             json.dumps([code, [(i.name, i.value, i.cite) for i in bound]]).encode()
         ).hexdigest()[:10]
         first = self.block_of(parse_evidence_id(bound[0].cite)[0])
         comp = Computation(
             f"calc-{digest}", code, tuple(bound), result, first.source_id, first.page,
-            first.section_path,
+            first.section_path, dropped,
         )  # fmt: skip
-        self.computations[comp.id] = comp
+        if result.ok:
+            self.computations[comp.id] = comp
         return comp
+
+    def _derived(
+        self, code: str, values: dict[str, float], result: SandboxResult
+    ) -> dict[str, Value]:
+        """The results that change when the snippet runs over perturbed inputs (a second
+        perturbation, close to the first values, when the first makes the snippet fail)."""
+        for base, step in _PERTURBATIONS:
+            moved = {
+                k: v * (base + step * n) if v else base + step * n - 1
+                for n, (k, v) in enumerate(values.items())
+            }
+            again = self.sandbox.run(code, moved)
+            if again.ok:
+                return {k: v for k, v in result.values.items() if _moved(v, again.values.get(k))}
+        return {}
 
 
 def add_compute_tool(reg: ToolRegistry, ctx: ComputeContext) -> None:
@@ -186,7 +290,9 @@ def add_compute_tool(reg: ToolRegistry, ctx: ComputeContext) -> None:
         results and an id (`calc-…`) to cite for any number the answer takes from it.
 
         Args:
-            code: Python that assigns its results to variables (e.g. `avg = (a + b) / 2`).
+            code: Python that assigns its results to variables computed from the inputs (e.g.
+                `avg = (a + b) / 2`); numbers of its own other than 0, 1, 2, 100, 1000 and the
+                count of inputs are refused.
             inputs: variable name -> a table-cell id holding one number, or {"cite": id, "value": n}.
         """
         comp = ctx.compute(code, inputs)

@@ -11,6 +11,7 @@ from footnote.cli import (  # noqa: F401  (registers commands)
     evaluation,
     export,
     graph,
+    keys,
     mcp_command,
     migrate,
     models,

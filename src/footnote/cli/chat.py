@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,8 +22,8 @@ from rich.table import Table as RichTable
 from footnote.cli.common import WorkspaceOpt, _fail, app, err, out
 from footnote.errors import FootnoteError
 from footnote.events import Status, ToolCall
-from footnote.serialize import answer_to_dict
-from footnote.types import INSUFFICIENT_MARK
+from footnote.serialize import answer_text, answer_to_dict
+from footnote.types import flat_sentence
 from footnote.workspace.api import Conversation, Library
 
 HELP = """commands:
@@ -54,15 +56,14 @@ def print_answer(answer: dict[str, Any]) -> None:
     board = _marks(answer)
     for s in answer["sentences"]:
         marks = "".join(f"[{board[c['id']]}]" for c in s["citations"] if c["id"] in board)
-        text = escape(s["text"]) + (f"[cyan]{escape(marks)}[/]" if marks else "")
-        if s["insufficient"]:
-            text = f"[yellow]{text} {INSUFFICIENT_MARK}[/]"
-        out.print(text)
+        text = flat_sentence(escape(s["text"]), insufficient=s["insufficient"],
+                             marks=f"[cyan]{escape(marks)}[/]" if marks else "")  # fmt: skip
+        out.print(f"[yellow]{text}[/]" if s["insufficient"] else text)
     if answer["reason"]:
         out.print(f"[yellow]{escape(answer['reason'])}[/]")
     out.print(
         f"[dim]{answer['status']} · support {answer['support_score']:.2f} · "
-        f"{len(board)} footnotes (/board)[/]"
+        f"{len(board)} footnote{'' if len(board) == 1 else 's'} (/board)[/]"
     )
 
 
@@ -92,6 +93,10 @@ def print_board(answer: dict[str, Any], which: int | None = None) -> None:
     out.print(table)
 
 
+def _footnote_marks(local: dict[str, int], cites: Sequence[dict[str, Any]]) -> str:
+    return "".join(f"[^{local[c['id']]}]" for c in cites if c["id"] in local)
+
+
 def export_markdown(conv: Conversation) -> str:
     """The conversation as Markdown: each answer's sentences with `[^n]` footnotes."""
     lines = [f"# {conv.title or 'footnote conversation'}", ""]
@@ -99,6 +104,8 @@ def export_markdown(conv: Conversation) -> str:
     for msg in conv.messages():
         if msg.role == "user":
             lines += [f"**You:** {msg.content}", ""]
+            continue
+        if msg.role != "assistant":  # history a client supplied as context is no reply
             continue
         answer = msg.data.get("answer")
         if not isinstance(answer, dict):
@@ -113,10 +120,7 @@ def export_markdown(conv: Conversation) -> str:
             notes.append(
                 f'[^{n}]: `{c["id"]}`, page {c["page"]}, {section} — "{c["quote"]}" ({c["verdict"]})'
             )
-        text = " ".join(
-            s["text"] + "".join(f"[^{local[c['id']]}]" for c in s["citations"] if c["id"] in local)
-            for s in answer["sentences"]
-        )
+        text = answer_text(answer, partial(_footnote_marks, local))
         lines += [f"**footnote:** {text or answer.get('reason') or ''}", ""]
         if answer.get("reason") and text:
             lines += [f"_{answer['reason']}_", ""]

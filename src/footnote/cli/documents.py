@@ -20,6 +20,7 @@ from footnote.cli.common import (
     app,
     out,
 )
+from footnote.ingest import formats_text
 from footnote.serialize import block_to_dict, section_to_dict, source_to_dict
 from footnote.types import EVIDENCE_ID_RE, Block, Section
 from footnote.workspace import IngestReport, Workspace
@@ -28,9 +29,7 @@ from footnote.workspace import IngestReport, Workspace
 # -- ingest / ls / show -------------------------------------------------------------------
 @app.command()
 def ingest(
-    paths: Annotated[
-        list[Path], typer.Argument(help="Files or folders (PDF, HTML, Markdown, text).")
-    ],
+    paths: Annotated[list[Path], typer.Argument(help=f"Files or folders: {formats_text()}.")],
     password: Annotated[str | None, typer.Option(help="Password for encrypted PDFs.")] = None,
     label: Annotated[
         list[str] | None, typer.Option("--label", help="Label for these sources (repeatable).")
@@ -297,11 +296,13 @@ def search(
             section_prefix=tuple(p for p in (section or "").split("/") if p),
         )
         hits = ws.searcher.search(query, k=k, filters=filters, methods=methods[method])
+        titles = _titles(ws, {h.block.source_id for h in hits})
     if as_json:
         _print_json(
             [
                 {
                     **block_to_dict(h.block),
+                    "source_title": titles.get(h.block.source_id, ""),
                     "score": h.score,
                     "scores": h.scores,
                     "ranks": h.ranks,
@@ -316,10 +317,12 @@ def search(
         return
     for i, h in enumerate(hits, 1):
         scores = "  ".join(f"{m} {v:.3f}" for m, v in h.scores.items())
+        title = titles.get(h.block.source_id) or h.block.source_id
         out.print(
-            f"[bold]{i}.[/] [cyan]{h.block.id}[/] p{h.block.page} [magenta]{h.block.kind}[/] "
+            f"[bold]{i}.[/] [bold]{escape(title)}[/] p{h.block.page} "
             f"[dim]{escape(' › '.join(h.block.section_path[-2:]))}[/]"
         )
+        out.print(f"   [cyan]{h.block.id}[/] [magenta]{h.block.kind}[/]")
         snippet = (
             escape(h.snippet or h.block.text[:240])
             .replace("«", "[bold yellow]")
@@ -327,3 +330,13 @@ def search(
         )
         out.print(f"   {snippet}")
         out.print(f"   [dim]{scores}[/]")
+
+
+def _titles(ws: Workspace, source_ids: set[str]) -> dict[str, str]:
+    """Each source's title (its file name when it has none)."""
+    found = {}
+    for sid in source_ids:
+        record = ws.store.get_source(sid)
+        if record is not None:
+            found[sid] = record.source.title or Path(record.source.uri).name
+    return found

@@ -39,7 +39,7 @@ def import_(
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create graph NAME from files with a declared schema, or from a demo's shared data."""
+    """Create graph NAME from files with a declared schema, or from a demo's bundled data."""
     from footnote.pipelines.graph import sources
     from footnote.store.graph.base import load_spec
     from footnote.store.graph.files import rows_from_files
@@ -64,7 +64,7 @@ def demo(
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Import a demo graph (data read from the shared neo4j-example-graphs folder)."""
+    """Import a demo graph (bundled data; `graph.data_dir` may hold the upstream files)."""
     import_(name, None, None, name, replace, workspace, as_json)
 
 
@@ -138,7 +138,7 @@ def ask(
     attrs = dict(_attr(a) for a in attr or [])
     who = Principal("cli", attrs) if attr else Principal("local", unrestricted=True)
     with _workspace(workspace) as ws:
-        pipe = ws.graph(graph)
+        pipe = ws.graph(graph, user_groups=None)  # the local operator
         try:
             asyncio.run(_drain(pipe.run(GraphRequest(question, who)), trace and not as_json))
         finally:
@@ -147,6 +147,68 @@ def ask(
     if as_json:
         _print_json(result)
         return
+    _print_result(result)
+
+
+GRAPH_CHAT_HELP = """commands:
+  /new     start a new conversation (forget the earlier turns)
+  /help    this text
+  /quit    leave (Ctrl-D too)"""
+
+
+@graph_app.command("chat")
+def chat(
+    graph: Annotated[str, typer.Argument(help="Graph name (see `footnote graph ls`).")],
+    attr: Annotated[
+        list[str] | None,
+        typer.Option("--attr", help="Ask as a restricted principal: KEY=V1,V2 (repeatable)."),
+    ] = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Ask a graph question after question: a follow-up ("and which of them …") is read with
+    the earlier turns; each answer cites its rows."""
+    import contextlib
+
+    from footnote.errors import FootnoteError
+    from footnote.pipelines.graph.conversation import GraphTurn
+    from footnote.pipelines.graph.qa import GraphRequest
+    from footnote.verify.cypher.guard import Principal
+
+    attrs = dict(_attr(a) for a in attr or [])
+    who = Principal("cli", attrs) if attr else Principal("local", unrestricted=True)
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401  (line editing and history for input())
+    history: list[GraphTurn] = []
+    with _workspace(workspace) as ws:
+        pipe = ws.graph(graph, user_groups=None)  # the local operator
+        out.print(f"graph {escape(graph)} · /help for commands · /quit to leave")
+        try:
+            while True:
+                try:
+                    line = input("you> ").strip()
+                except (EOFError, KeyboardInterrupt):
+                    out.print()
+                    break
+                if line in ("/quit", "/exit", "/q"):
+                    break
+                if line in ("/new", "/help") or not line:
+                    if line == "/new":
+                        history.clear()
+                    out.print(GRAPH_CHAT_HELP if line == "/help" else "")
+                    continue
+                try:
+                    request = GraphRequest(line, who, history=tuple(history))
+                    asyncio.run(_drain(pipe.run(request), False))
+                except FootnoteError as exc:
+                    err.print(f"[red]error:[/] {escape(str(exc))}")
+                    continue
+                history.append(pipe.turn())
+                _print_result(pipe.outcome.to_dict())
+        finally:
+            pipe.close()
+
+
+def _print_result(result: dict[str, Any]) -> None:
     style = {"answered": "green", "no_rows": "yellow", "clarify": "yellow"}.get(
         result["status"], "red"
     )

@@ -110,10 +110,17 @@ def probe(
 ) -> None:
     """Load the model bound to ROLE and measure what it can do (context size, JSON schema,
     tools, logprobs, tokens/s; texts/s and dimensions for `embed`)."""
+    from footnote.pipelines.graph.ladder import graph_rung
+
     with _workspace(workspace) as ws:
         roles = ws.models
+        rung = ""
+        if role in ("cypher", "cypher_fallback"):
+            urls = (roles.binding("cypher").url, roles.binding("cypher_fallback").url)
+            rung = graph_rung(role, *urls, ws.settings.graph.fallback_candidates)
         if not roles.is_bound(role):
-            _fail(ValueError(f"role {role!r} is not bound (see `footnote models ls`)"))
+            served = f"; {rung}" if rung else ""
+            _fail(ValueError(f"role {role!r} is not bound (see `footnote models ls`){served}"))
         try:
             if role == "embed":
                 embedder = roles.embedder()
@@ -128,8 +135,10 @@ def probe(
             else:
                 report = probe_chat(roles.chat(role))
         except FootnoteError as exc:
+            if rung:  # known without the model: say it even when the probe cannot run
+                err.print(f"[dim]rung[/] {escape(rung)}")
             _fail(exc)
-    report = {"role": role, **report}
+    report = {"role": role, **report, **({"rung": rung} if rung else {})}
     if as_json:
         _print_json(report)
         return

@@ -1,4 +1,4 @@
-"""`footnote serve` (the HTTP API under uvicorn) and `footnote keys add` (API keys)."""
+"""`footnote serve`: the HTTP API under uvicorn (API keys: `footnote keys`, cli/keys.py)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ from typing import Annotated
 
 import typer
 
-from footnote.cli.common import WorkspaceOpt, _workspace, app, err, out
-
-keys_app = typer.Typer(help="Manage API keys (without any, the server runs as one local user).")
-app.add_typer(keys_app, name="keys")
+from footnote.cli.common import WorkspaceOpt, _workspace, app, err
 
 
 @app.command()
@@ -51,25 +48,3 @@ def _mount_mcp(fastapi_app: object, ws: object) -> str:
         return "MCP endpoint off (pip install 'footnote[mcp]')"
     mount_mcp(fastapi_app, ws)  # type: ignore[arg-type]
     return "MCP (streamable HTTP) at /mcp, same API keys"
-
-
-@keys_app.command("add")
-def add_key(
-    user: Annotated[str, typer.Argument(help="User id the key belongs to.")],
-    group: Annotated[
-        list[str] | None, typer.Option("--group", "-g", help="ACL group (repeatable).")
-    ] = None,
-    label: Annotated[str, typer.Option(help="A note to recognise the key by.")] = "",
-    admin: Annotated[
-        bool, typer.Option(help="An admin reads every source and may delete any.")
-    ] = False,
-    workspace: WorkspaceOpt = None,
-) -> None:
-    """Create an API key for a user (shown once; only its hash is stored).
-
-    A user reads public sources, those shared with one of their groups and their own uploads
-    (private to them unless shared); only the owner or an admin deletes a source."""
-
-    with _workspace(workspace) as ws:
-        key = ws.auth.add_key(user, tuple(group or ()), label, admin=admin)
-    out.print(key, soft_wrap=True)

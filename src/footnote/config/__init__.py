@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -21,6 +21,7 @@ from footnote.config.environment import ENV_PREFIX as ENV_PREFIX
 from footnote.config.environment import env_overrides
 from footnote.config.export import ExportSettings as ExportSettings
 from footnote.config.graph import GraphSettings as GraphSettings
+from footnote.config.ingest import IngestSettings as IngestSettings
 from footnote.config.jobs import JobsSettings as JobsSettings
 from footnote.config.research import ResearchSettings as ResearchSettings
 from footnote.errors import ConfigError
@@ -38,77 +39,6 @@ class StoreSettings(_Section):
     )
     pool_size: int = Field(
         8, ge=1, le=200, description="Most PostgreSQL connections one process keeps open."
-    )
-
-
-class IngestSettings(_Section):
-    """Limits and behaviour of document ingestion."""
-
-    max_file_mb: float = Field(100.0, gt=0, description="Refuse files larger than this many MiB.")
-    max_pages: int = Field(2000, gt=0, description="Refuse PDFs with more pages than this.")
-    max_block_chars: int = Field(
-        1500, gt=100, description="Split paragraphs longer than this at sentence boundaries."
-    )
-    min_block_chars: int = Field(
-        40, ge=0, description="Merge paragraph fragments shorter than this into a neighbour."
-    )
-    pdf_password: str = Field("", description="Password tried for encrypted PDFs.")
-    default_labels: tuple[str, ...] = Field(
-        (), description="Labels given to every ingested source (e.g. `no-external-model`)."
-    )
-    default_acl_groups: tuple[str, ...] = Field(
-        (), description="ACL groups given to every ingested source; empty means public."
-    )
-    pdf_parser: Literal["builtin", "docling-parse", "grobid"] = Field(
-        "builtin",
-        description="PDF reader: `builtin` (pypdfium2 characters), `docling-parse` (its line "
-        "cells; `pip install docling-parse`), `grobid` (a GROBID server at `grobid_url`: TEI "
-        "sections, references and header metadata, no page positions).",
-    )
-    parsers: dict[str, Literal["builtin", "docling-parse", "grobid"]] = Field(
-        default_factory=dict,
-        description='Per-source PDF reader: file-name glob → reader (e.g. `{"*-scan.pdf" = '
-        '"docling-parse"}`); the first matching glob wins, else `pdf_parser`.',
-    )
-    grobid_url: str = Field(
-        "", description="GROBID server URL (e.g. `http://localhost:8070`) for `grobid`."
-    )
-    pdf_tables: Literal["rules", "pdfplumber", "off"] = Field(
-        "rules",
-        description="Ruled tables in PDFs: `rules` builds them from the rules pypdfium2 reads "
-        "with the text (fast), `pdfplumber` re-parses candidate pages with pdfplumber's line "
-        "strategy (about 0.5 s a page), `off` finds none (unruled tables are still found).",
-    )
-    unruled_tables: bool = Field(
-        True,
-        description="Find tables without rules or caption from text alignment: runs of rows "
-        "whose cells are mostly numbers, with their header and section rows (captioned "
-        "aligned tables are found either way).",
-    )
-    formula_latex: bool = Field(
-        True,
-        description="Write LaTeX for PDF formulas from glyph positions (rules, no model); the "
-        "glyph text stays the block's text either way.",
-    )
-    ocr: Literal["auto", "off", "always"] = Field(
-        "auto",
-        description="OCR with Tesseract: `auto` reads pages without a usable text layer "
-        "(scans, garbled glyph maps), `always` reads every page from its image, `off` never.",
-    )
-    ocr_languages: str = Field(
-        "chi_sim+eng",
-        description="Tesseract language packs, '+'-joined, main one first. When the first page "
-        "read holds no CJK, later pages are read with the Latin ones only (faster), and again "
-        "with all of them where that reads poorly.",
-    )
-    ocr_dpi: int = Field(
-        200, ge=72, le=600, description="Resolution pages are rendered at for OCR."
-    )
-    workers: int = Field(
-        0,
-        ge=0,
-        description="Parallel workers: OCR pages of one PDF, and files of a folder ingest "
-        "(0: one per CPU core).",
     )
 
 
@@ -330,7 +260,9 @@ class ServerSettings(_Section):
         "PostgreSQL store, for relaying run events between API replicas.",
     )
     run_lease_s: float = Field(
-        10.0, gt=0, description="Seconds a replica's lease on a run it executes lasts unrenewed "
+        10.0,
+        gt=0,
+        description="Seconds a replica's lease on a run it executes lasts unrenewed "
         "(a run whose replica died is closed this long after).",
     )
     research_jobs: bool = Field(
@@ -343,6 +275,11 @@ class ServerSettings(_Section):
     max_upload_mb: float = Field(50.0, gt=0, description="Largest accepted upload in MiB.")
     sse_ping_s: float = Field(
         15.0, gt=0, description="Seconds between SSE heartbeat comments on an idle stream."
+    )
+    probes_need_key: bool = Field(
+        False,
+        description="With API keys, `/metrics` and `/v1/health` need a key too (off: open to "
+        "load balancers and scrapers; bind them apart with a proxy).",
     )
     local_user: str = Field(
         "local",

@@ -58,6 +58,16 @@ class AnsweringSettings(_Section):
         description="Search a translated question too when its language differs from the paper's "
         "(one short model call).",
     )
+    responsive: bool = Field(
+        True,
+        description="Check by code that the answer answers the question asked (answer type, the "
+        "counted noun and its qualifiers, yes/no only for yes/no questions, no echo, no words "
+        "from outside the evidence, one value per one-value question, every part answered or "
+        "said to be unanswered); the table path only for a named table or a one-value question "
+        "naming the whole row and column; an answer with no supported sentence that answers is "
+        "a refusal that shows no answer sentence. Off: only support is checked (the behaviour "
+        "before issue #29, kept for measurement).",
+    )
 
 
 @cache

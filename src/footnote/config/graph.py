@@ -94,6 +94,15 @@ class GraphSettings(_Section):
     temperature: float = Field(
         0.6, ge=0, le=2, description="Sampling temperature of candidates after the first."
     )
+    fallback_candidates: int = Field(
+        3,
+        ge=0,
+        le=8,
+        description="When no stronger `cypher_fallback` model is bound (or it is the `cypher` "
+        "model): the fallback rung asks `cypher` again with the full schema and examples "
+        "retrieved for the failing pattern, for this many candidates chosen by agreement; 0: "
+        "no fallback rung.",
+    )
     retry_with_error: bool = Field(
         True,
         description="Retries show the rejected query and the error; off: a blind resample.",
@@ -112,8 +121,8 @@ class GraphSettings(_Section):
     )
     data_dir: str = Field(
         "",
-        description="Folder of the shared datasets for `graph demo` (neo4j-example-graphs). "
-        "Empty: `../shared/data` next to the source checkout, then `./shared/data`.",
+        description="A folder whose `neo4j-example-graphs/` holds the upstream demo files: `graph demo` "
+        "imports those instead of the bundled copy. Empty: the bundled copy.",
     )
 
 

@@ -7,7 +7,9 @@ One case per line:
 folder (default: the dataset file's folder). `answers` (optional) holds more gold answers for
 token F1. An answer matches when it contains *every* `accept_all` string and at least
 `accept_min` (default 1) of the `accept` strings. Type `figure`: the answer is in a figure (an
-answerable question a text-only pipeline may miss; reported as its own group).
+answerable question a text-only pipeline may miss; reported as its own group). Optional
+`answer_type` (one of `ANSWER_TYPES`: what kind of answer the question asks for) and `parts`
+(how many things a multi-part question asks, ≥ 2) are what answer-type scoring reads.
 """
 
 from __future__ import annotations
@@ -31,8 +33,23 @@ QUESTION_TYPES = (
     "numeric_trap",
     "figure",
 )
+ANSWER_TYPES = (
+    "count",
+    "quantity",
+    "duration",
+    "date",
+    "percent",
+    "yes_no",
+    "name",
+    "list",
+    "definition",
+    "reason",
+    "comparison",
+    "other",
+)
+"""What kind of answer a question asks for (a case's `answer_type`)."""
 _KEYS = {"id", "paper", "question", "type", "answer", "accept", "evidence", "notes", "lang"}
-_OPTIONAL = {"answers", "accept_all", "accept_min"}
+_OPTIONAL = {"answers", "accept_all", "accept_min", "answer_type", "parts"}
 
 
 class CaseError(UsageError):
@@ -64,6 +81,10 @@ class Case:
     accept_all: tuple[str, ...] = ()
     """Strings the answer must all contain (besides `accept_min` of `accept`)."""
     accept_min: int = 1
+    answer_type: str | None = None
+    """One of `ANSWER_TYPES` (None: not annotated)."""
+    parts: int = 1
+    """How many things the question asks (≥ 2: a multi-part question)."""
 
     @property
     def unanswerable(self) -> bool:
@@ -128,6 +149,16 @@ def parse_case(obj: Any) -> Case:
     )
     accept_min = obj.get("accept_min", 1)
     _need(isinstance(accept_min, int) and accept_min >= 1, '"accept_min" must be ≥ 1')
+    answer_type = obj.get("answer_type")
+    _need(
+        answer_type is None or answer_type in ANSWER_TYPES,
+        f'"answer_type" is {answer_type!r}; expected one of {", ".join(ANSWER_TYPES)}',
+    )
+    parts = obj.get("parts", 1)
+    _need(
+        isinstance(parts, int) and not isinstance(parts, bool) and parts >= 1,
+        '"parts" must be ≥ 1',
+    )
     return Case(
         id=str(cid),
         paper=paper,
@@ -141,6 +172,8 @@ def parse_case(obj: Any) -> Case:
         answers=tuple(answers),
         accept_all=tuple(accept_all),
         accept_min=accept_min,
+        answer_type=answer_type,
+        parts=parts,
     )
 
 
@@ -190,6 +223,10 @@ def case_to_dict(case: Case) -> dict[str, Any]:
         out["accept_all"] = list(case.accept_all)
     if case.accept_min != 1:
         out["accept_min"] = case.accept_min
+    if case.answer_type is not None:
+        out["answer_type"] = case.answer_type
+    if case.parts != 1:
+        out["parts"] = case.parts
     return out
 
 

@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +173,15 @@ def _gold_text(a: dict[str, Any]) -> str | None:
     return ", ".join(spans) if spans else (a.get("free_form_answer") or "").strip() or None
 
 
+def _official_markdown(paper: dict[str, Any]) -> str:
+    """A QASPER paper (official or HF schema) as Markdown: title, abstract, sections."""
+    parts = [f"# {paper.get('title', paper['id'])}", "## Abstract", paper.get("abstract", "")]
+    for section, paras in _sections(paper):
+        parts.append(f"## {(section or 'Body').split(':::')[-1].strip()}")
+        parts += [p for p in paras if p and p.strip()]
+    return "\n\n".join(parts) + "\n"
+
+
 def load_qasper_official(path: Path, cache: Path, name: str = "qasper-official") -> Dataset:
     """QASPER papers in the official v0.3 JSON or the HF schema; all annotators kept.
 
@@ -184,15 +193,7 @@ def load_qasper_official(path: Path, cache: Path, name: str = "qasper-official")
     for paper in _papers_json(path):
         md = out / f"{paper['id']}.md"
         if not md.exists():
-            parts = [
-                f"# {paper.get('title', paper['id'])}",
-                "## Abstract",
-                paper.get("abstract", ""),
-            ]
-            for section, paras in _sections(paper):
-                parts.append(f"## {(section or 'Body').split(':::')[-1].strip()}")
-                parts += [p for p in paras if p and p.strip()]
-            md.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+            md.write_text(_official_markdown(paper), encoding="utf-8")
         for j, (question, qid, answers) in enumerate(_qas(paper)):
             golds = [_gold_text(a) for a in answers]
             texts = [g for g in golds if g is not None]
@@ -272,11 +273,50 @@ def dev_half(case_id: str) -> str:
     return "fit" if int(digits.group(1)) % 2 == 0 else "test"
 
 
+def qasper_markdown(data: Path, ref: str) -> str:
+    """The Markdown text of a QASPER paper named `FILE#ID` under the shared data folder:
+    `qasper-partial/leval_scientific_qa.jsonl#leval-<sha10>` (an LEval full text, named as
+    `load_qasper_leval` names it) or `qasper-partial/<official or HF file>#<paper id>`."""
+    file, _, pid = ref.partition("#")
+    path = data / file
+    if not pid or not path.is_file():
+        raise NotFound(f"QASPER paper {ref!r} not found under {data}")
+    if pid.startswith("leval-"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            text = json.loads(line)["input"] if line.strip() else ""
+            if text and "leval-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10] == pid:
+                return _leval_markdown(text)
+    else:
+        for paper in _papers_json(path):
+            if paper["id"] == pid:
+                return _official_markdown(paper)
+    raise NotFound(f"QASPER paper {pid!r} is not in {path}")
+
+
+def materialise_paper(data: Path, cache: Path, ref: str) -> Path:
+    """The file of a case's `paper`: a path under the data folder as it is, a QASPER paper
+    (`FILE#ID`) written once as Markdown under `cache/footnote-dev/` (the ingester reads it as
+    page 1)."""
+    if "#" not in ref:
+        return (data / ref).resolve()
+    md = cache / "footnote-dev" / (ref.partition("#")[2] + ".md")
+    if not md.exists():
+        md.parent.mkdir(parents=True, exist_ok=True)
+        md.write_text(qasper_markdown(data, ref), encoding="utf-8")
+    return md.resolve()
+
+
 def load_footnote_dev(data: Path, cache: Path, half: str | None = None) -> Dataset:
-    """The development set; `paper` paths resolve against the shared data folder."""
+    """The development set; `paper` paths resolve against the shared data folder, QASPER
+    papers (`FILE#ID`) are written as Markdown under the cache folder when the data is there."""
     cases = read_cases(DEV_SET)
     if half:
         cases = [c for c in cases if dev_half(c.id) == half]
+    if (data / "qasper-partial").is_dir():
+        cases = [
+            replace(c, paper=str(materialise_paper(data, cache, c.paper))) if "#" in c.paper else c
+            for c in cases
+        ]
     name = "footnote-dev" + (f"-{half}" if half else "")
     return Dataset(name, cases, data.resolve())
 

@@ -18,9 +18,12 @@ from footnote.eval.metrics import aggregate, calibration, grouped
 from footnote.eval.runs import EvalRun
 
 HEADLINE = (
+    "correct",
+    "accuracy_answerable",
+    "precision",
     "answer_match",
     "answer_f1",
-    "correct",
+    "premise_corrected",
     "evidence_recall",
     "evidence_f1",
     "citation_precision",
@@ -31,8 +34,12 @@ HEADLINE = (
     "fabricated_in_output",
     "recited",
     "errors",
+    "error_rate",
     "refusal_precision",
     "refusal_recall",
+    "clean_refusal_rate",
+    "hedged",
+    "hedged_rate",
     "false_refusal_rate",
     "latency_p50_s",
     "tokens_per_case",
@@ -43,6 +50,16 @@ JUDGED = {
     "citation_recall_judge": "citation_recall",
 }
 """Judged figures and the deterministic figure each is shown beside."""
+CAVEATS = {
+    "citation_precision": "deterministic checks (numbers, terms, quotes): blind to negation, "
+    "a sentence that contradicts its passage can pass",
+    "citation_recall": "deterministic checks: blind to negation",
+    "fabricated_ids": "0 by construction where the composer may only cite the ids it was shown: "
+    "no evidence of faithfulness",
+    "fabricated_in_output": "0 by construction (the gate drops such ids)",
+    "hedged": "refusals that still show an answer sentence (never a clean refusal)",
+}
+"""What a figure cannot see, printed beside it."""
 
 
 def judge_info(bindings: dict[str, Any]) -> dict[str, Any]:
@@ -67,13 +84,25 @@ def headline_rows(report: dict[str, Any]) -> list[tuple[str, str]]:
     """(metric, value) rows of the headline; a judged value carries the judge note and the
     deterministic value beside it."""
     m, note = report["metrics"], judge_note(report.get("judge") or {})
+    rates = m.get("rates", {})
     rows = []
     for k in HEADLINE:
-        value = _fmt(m.get(k))
+        value = fmt_rate(rates[k]) if k in rates else _fmt(m.get(k))
         if k in JUDGED:
             value = f"{value}  (checks: {_fmt(m.get(JUDGED[k]))}; {note})"
+        if k in rates:
+            value = f"{value}; n = {rates[k]['of']}"
+        if k in CAVEATS:
+            value = f"{value}  [{CAVEATS[k]}]"
         rows.append((k, value))
     return rows
+
+
+def fmt_rate(r: dict[str, Any]) -> str:
+    """A rate with its n and 95 % Wilson interval: `0.540 [0.420–0.660 95%] n=37`."""
+    if r["value"] is None:
+        return f"– n={r['n']}"
+    return f"{r['value']:.3f} [{r['lo']:.3f}–{r['hi']:.3f} 95%] n={r['n']}"
 
 
 def build_report(run: EvalRun, buckets: int = 5) -> dict[str, Any]:
@@ -115,9 +144,11 @@ def terminal_tables(report: dict[str, Any]) -> list[Table]:
         head.add_row(k, value)
     head.add_row("refusals / unanswerable", f"{m['refusals']} / {m['unanswerable']}")
     head.add_row("errors (never refusals)", f"{m.get('errors', 0)} of {m['n']}")
+    head.add_row("hedged (refused, sentence shown)", f"{m.get('hedged', 0)} of {m['n']}")
     by = Table(title="by question type")
-    short = {"n": "n", "answer_f1": "F1", "answer_match": "match", "evidence_recall": "ev.rec",
-             "citation_precision": "cit.prec", "refusal_recall": "ref.rec",
+    short = {"n": "n", "correct": "correct", "answer_f1": "F1", "answer_match": "match",
+             "evidence_recall": "ev.rec", "citation_precision": "cit.prec",
+             "clean_refusal_rate": "clean ref", "hedged_rate": "hedged",
              "false_refusal_rate": "false ref", "latency_p50_s": "p50 s"}  # fmt: skip
     cols = tuple(short)
     by.add_column("type")
@@ -127,7 +158,7 @@ def terminal_tables(report: dict[str, Any]) -> list[Table]:
         **report["by_type"],
         **{f"lang:{k}": v for k, v in report["by_lang"].items()},
     }.items():
-        by.add_row(name, *(_fmt(g.get(c)) for c in cols))
+        by.add_row(name, *(_cell(g, c) for c in cols))
     cal = Table(title="support-score calibration (answered cases)")
     for c in ("bucket", "n", "accuracy"):
         cal.add_column(c, justify="right")
@@ -244,13 +275,19 @@ figcaption{font-weight:600}.axis{stroke:#555}.bar{fill:#4c72b0}.line{fill:none;s
 .lab,.val{text-anchor:middle}.bad{color:#b00}.ok{color:#070}td.q{text-align:left;max-width:420px}"""
 
 
+def _cell(group: dict[str, Any], col: str) -> str:
+    """A table cell: a rate with its n (`0.500 n=4`), anything else as it is."""
+    r = group.get("rates", {}).get(col)
+    return _fmt(group.get(col)) if r is None else f"{_fmt(r['value'])} n={r['n']}"
+
+
 def _table(rows: dict[str, dict[str, Any]], cols: tuple[str, ...]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in ("", *cols))
     body = "".join(
         "<tr><td>"
         + html.escape(k)
         + "</td>"
-        + "".join(f"<td>{_fmt(v.get(c))}</td>" for c in cols)
+        + "".join(f"<td>{html.escape(_cell(v, c))}</td>" for c in cols)
         + "</tr>"
         for k, v in rows.items()
     )

@@ -1,7 +1,7 @@
 """Document ingestion: PDF (with OCR for scans), HTML, Markdown, plain text, DOCX, PPTX, EPUB,
 LaTeX, CSV/TSV and XLSX → a `Document` of addressable blocks.
 
-Public API: `parse_file`, `discover`, `SUPPORTED_SUFFIXES`. Everything raised on purpose is an
+Public API: `parse_file`, `discover`, `SUPPORTED_SUFFIXES`, `supported_formats`. Everything raised on purpose is an
 `IngestError` subclass with a message a person can act on.
 """
 
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from footnote.config import IngestSettings
 from footnote.errors import IngestError, UnsupportedInput
+from footnote.ingest.archive import ElementBudget, check_archive
 from footnote.ingest.assemble import assemble
 from footnote.ingest.cleanup import clean_text, garbled_reason
 from footnote.ingest.encoding import decode_bytes
@@ -34,11 +35,13 @@ from footnote.types import Document, Source, SourceKind, parse_identity, sha256_
 __all__ = [
     "SUPPORTED_SUFFIXES",
     "discover",
+    "formats_text",
     "identities",
     "is_current",
     "parse_bytes",
     "parse_file",
     "pdf_reader",
+    "supported_formats",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,6 +65,24 @@ _KINDS: dict[str, SourceKind] = {
 }
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(_KINDS)
 """Lower-case file suffixes `parse_file` reads."""
+_NAMES: dict[SourceKind, str] = {
+    "pdf": "PDF", "html": "HTML", "md": "Markdown", "text": "plain text", "docx": "Word",
+    "pptx": "PowerPoint", "xlsx": "Excel", "epub": "EPUB", "tex": "LaTeX", "csv": "CSV/TSV",
+}  # fmt: skip
+
+
+def supported_formats() -> list[tuple[str, tuple[str, ...]]]:
+    """The formats `parse_file` reads, each with its suffixes: the one list that help texts,
+    errors and the web app's upload show."""
+    by_kind: dict[SourceKind, list[str]] = {}
+    for suffix, kind in _KINDS.items():
+        by_kind.setdefault(kind, []).append(suffix)
+    return [(_NAMES.get(kind, kind), tuple(sfx)) for kind, sfx in by_kind.items()]
+
+
+def formats_text() -> str:
+    """The accepted formats in words: `PDF (.pdf), HTML (.html, .htm, .xhtml), …`."""
+    return ", ".join(f"{name} ({', '.join(sfx)})" for name, sfx in supported_formats())
 
 
 def discover(paths: Sequence[Path]) -> list[Path]:
@@ -120,10 +141,9 @@ def parse_file(path: Path, settings: IngestSettings, *, password: str | None = N
         raise IngestError(f"{path}: cannot resolve path ({exc})", path=str(path)) from None
     kind = _KINDS.get(resolved.suffix.lower())
     if kind is None:
-        suffixes = ", ".join(sorted(SUPPORTED_SUFFIXES))
         raise UnsupportedInput(
             f"{resolved.name}: unsupported file type {resolved.suffix or '(none)'!r} "
-            f"(supported: {suffixes})",
+            f"(supported: {formats_text()})",
             path=str(resolved),
         )
     data = _read(resolved, settings)
@@ -246,14 +266,16 @@ def _dispatch(
         if reader == "grobid":
             return _grobid(path, data, settings, password), kind
         return parse_pdf(path, data, settings, password, reader), kind
-    if kind == "docx":
-        return parse_docx(data), kind
-    if kind == "pptx":
-        return parse_pptx(data), kind
-    if kind == "epub":
-        return parse_epub(data, path.name), kind
-    if kind == "xlsx":
-        return parse_xlsx(data, path.stem), kind
+    if kind in ("docx", "pptx", "epub", "xlsx"):
+        check_archive(data, path.name, settings)
+        budget = ElementBudget(path.name, settings.max_elements)
+        if kind == "docx":
+            return parse_docx(data, budget), kind
+        if kind == "pptx":
+            return parse_pptx(data, budget), kind
+        if kind == "epub":
+            return parse_epub(data, path.name, budget), kind
+        return parse_xlsx(data, path.stem, budget), kind
     if kind == "tex":
         return parse_latex(path), kind
     decoded = decode_bytes(data, html=kind == "html")  # the one decoding rule

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from footnote.config import IngestSettings
 from footnote.ingest.block_rules import REFERENCE_HEADINGS, heading_key
 from footnote.ingest.cleanup import join_lines
-from footnote.ingest.raw import RawBlock, union_bbox
+from footnote.ingest.raw import Line, RawBlock, union_bbox
 from footnote.ingest.references import CitationIndex, citation_targets, split_references
 from footnote.textnorm import split_sentences, text_lang
 from footnote.types import Block, Section, make_block_id
@@ -37,9 +37,10 @@ def assemble(
     raw: list[RawBlock], sha: str, settings: IngestSettings, vocab: set[str], title: str
 ) -> tuple[tuple[Block, ...], tuple[Section, ...], str]:
     """Final blocks in reading order, the section tree and the document language."""
-    items = [b for b in raw if b.text.strip() or b.table is not None]
+    limit = settings.max_paragraph_chars
+    items = [p for b in raw if b.text.strip() or b.table is not None for p in _cap(b, limit)]
     doc_lang = text_lang(" ".join(b.text for b in items[:400]))
-    items = _merge_continuations(items, vocab)
+    items = _merge_continuations(items, vocab, limit)
     items = _references(items, vocab)
     paths = _section_paths(items)
     staged: list[tuple[RawBlock, tuple[str, ...]]] = []
@@ -53,15 +54,39 @@ def assemble(
     return blocks, _section_tree(blocks, title), doc_lang
 
 
-def _merge_continuations(items: list[RawBlock], vocab: set[str]) -> list[RawBlock]:
+def _cap(b: RawBlock, limit: int) -> list[RawBlock]:
+    """A block longer than `ingest.max_paragraph_chars` cut at spaces into blocks no longer."""
+    if len(b.text) <= limit or b.table is not None:
+        return [b]
+    pieces: list[str] = []
+    text, start = b.text, 0
+    while len(text) - start > limit:
+        cut = text.rfind(" ", start + 1, start + limit + 1)
+        cut = cut if cut > start else start + limit
+        pieces.append(text[start:cut].strip())
+        start = cut
+    pieces.append(text[start:].strip())
+    pieces = [p for p in pieces if p]
+    return [
+        replace(b, text=t, lines=part) for t, part in zip(pieces, _share(b, pieces), strict=True)
+    ]
+
+
+def _merge_continuations(items: list[RawBlock], vocab: set[str], limit: int) -> list[RawBlock]:
+    """Paragraphs continued by the next one (no full stop, lower-case start) joined up to
+    `limit` characters, each paragraph's parts joined once (re-joining the growing text at
+    every part was quadratic)."""
     out: list[RawBlock] = []
+    parts: list[list[str]] = []
+    size = 0
     for b in items:
         prev = out[-1] if out else None
         if (
             prev is not None
+            and size + len(b.text) < limit
             and b.kind == "paragraph"
             and prev.kind == "paragraph"
-            and not prev.text.endswith(_TERMINAL)
+            and not parts[-1][-1].endswith(_TERMINAL)
             and (b.text[:1].islower() or (b.page != prev.page and b.text[:1] in "(,;"))
             and (
                 b.page != prev.page
@@ -71,12 +96,18 @@ def _merge_continuations(items: list[RawBlock], vocab: set[str]) -> list[RawBloc
                 or b.bbox[1] - prev.bbox[3] < 40
             )
         ):
-            prev.text = join_lines([prev.text, b.text], vocab)
+            parts[-1].append(b.text)
+            size += len(b.text) + 1
             prev.lines += b.lines
             if b.page == prev.page:
                 prev.bbox = union_bbox(prev.bbox, b.bbox)
             continue
         out.append(b)
+        parts.append([b.text])
+        size = len(b.text)
+    for b, texts in zip(out, parts, strict=True):
+        if len(texts) > 1:
+            b.text = join_lines(texts, vocab)
     return out
 
 
@@ -132,7 +163,24 @@ def _split_long(b: RawBlock, limit: int) -> list[RawBlock]:
             cur = f"{cur}{sep}{sent}" if cur else sent
     if cur:
         chunks.append(cur)
-    return [replace(b, text=c, lines=list(b.lines)) for c in chunks]
+    return [
+        replace(b, text=c, lines=part) for c, part in zip(chunks, _share(b, chunks), strict=True)
+    ]
+
+
+def _share(b: RawBlock, chunks: list[str]) -> list[list[Line]]:
+    """The block's lines dealt to its chunks by text offset (each chunk its own lines, not a
+    copy of all of them per chunk, which was quadratic)."""
+    out: list[list[Line]] = []
+    k, seen, end = 0, 0, 0
+    for c in chunks:
+        end += len(c) + 1
+        start = k
+        while k < len(b.lines) and seen < end:
+            seen += len(b.lines[k].text) + 1
+            k += 1
+        out.append(b.lines[start:k] or b.lines[max(start - 1, 0) : start])
+    return out
 
 
 def _merge_short(

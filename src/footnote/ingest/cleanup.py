@@ -60,25 +60,33 @@ def clean_text(text: str) -> str:
 
 
 _HYPHEN_END = re.compile(r"([A-Za-z\u00c0-\u024f]+)[-\u2010\u00ad]$")
+_HYPHENS = ("-", "\u2010", "\u00ad")
 _WORD_START = re.compile(r"^([a-z\u00df-\u024f]+)")
+
+
+TAIL = 64
+"""Characters at the end of the text joined so far that decide the next join (the last word
+and what precedes it); a join looks at no more, so joining is linear in the text's length."""
 
 
 def join_lines(lines: Sequence[str], vocabulary: set[str] | None = None) -> str:
     """Join a paragraph's lines: repair hyphenation, no space between CJK lines."""
-    out = ""
+    done: list[str] = []
+    tail = ""
     for raw in lines:
         line = raw.strip()
         if not line:
             continue
-        if not out:
-            out = line
-            continue
-        out = _join_two(out, line, vocabulary)
-    return out
+        tail = _join_two(tail, line, vocabulary) if tail else line
+        if len(tail) > 2 * TAIL:
+            done.append(tail[:-TAIL])
+            tail = tail[-TAIL:]
+    done.append(tail)
+    return "".join(done)
 
 
 def _join_two(left: str, right: str, vocabulary: set[str] | None) -> str:
-    m = _HYPHEN_END.search(left)
+    m = _HYPHEN_END.search(left) if left.endswith(_HYPHENS) else None
     if m:
         nxt = _WORD_START.match(right)
         if nxt and _should_dehyphenate(left, m.group(1), nxt.group(1), vocabulary):

@@ -14,6 +14,7 @@ import lxml.html  # type: ignore[import-untyped]
 
 from footnote.errors import UnsupportedInput
 from footnote.ingest import metadata
+from footnote.ingest.archive import ElementBudget
 from footnote.ingest.cleanup import clean_text
 from footnote.ingest.html import dom_blocks
 from footnote.ingest.metadata import Meta
@@ -28,7 +29,7 @@ _MAX_CHAPTER_BYTES = 20 * 1024 * 1024
 _SAFE = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 
 
-def parse_epub(data: bytes, name: str) -> Parsed:
+def parse_epub(data: bytes, name: str, budget: ElementBudget) -> Parsed:
     """Chapters in spine order; metadata from the OPF's Dublin Core elements."""
     try:
         book = zipfile.ZipFile(BytesIO(data))
@@ -53,7 +54,10 @@ def parse_epub(data: bytes, name: str) -> Parsed:
             if info is None or info.file_size > _MAX_CHAPTER_BYTES:
                 continue
             page += 1
-            blocks += _chapter(book.read(path), page)
+            budget.take()
+            chapter = _chapter(book.read(path), page)
+            budget.take(len(chapter))
+            blocks += chapter
         return Parsed(blocks, _meta(opf), pages=max(page, 1))
 
 

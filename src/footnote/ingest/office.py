@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from footnote.ingest import metadata
+from footnote.ingest.archive import ElementBudget
 from footnote.ingest.captions import CAPTION
 from footnote.ingest.cleanup import clean_text
 from footnote.ingest.metadata import Meta
@@ -37,13 +38,14 @@ def _core_meta(props: Any) -> Meta:
     )
 
 
-def parse_docx(data: bytes) -> Parsed:
+def parse_docx(data: bytes, budget: ElementBudget) -> Parsed:
     """A Word document's blocks in order, with its core properties as metadata."""
     import docx
     from docx.table import Table as DocxTable
     from docx.text.paragraph import Paragraph
 
     document = docx.Document(io.BytesIO(data))
+    styles = _Styles(document)
     blocks: list[RawBlock] = []
     items: list[str] = []
 
@@ -53,10 +55,11 @@ def parse_docx(data: bytes) -> Parsed:
             items.clear()
 
     for child in document.element.body.iterchildren():
+        budget.take()
         tag = child.tag.rsplit("}", 1)[-1]
         if tag == "tbl":
             flush_list()
-            table = _docx_table(DocxTable(child, document))
+            table = _docx_table(DocxTable(child, document), budget)
             if table is not None:
                 blocks.append(RawBlock("table", table.as_text(), table=table))
             continue
@@ -66,7 +69,7 @@ def parse_docx(data: bytes) -> Parsed:
         text = clean_text(para.text)
         if not text:
             continue
-        style = (para.style.name if para.style is not None else "") or ""
+        style = styles.name(child)
         level = _docx_heading_level(para, style)
         if level is None and _is_list(para, style):
             depth = max(_list_depth(para), 0)
@@ -85,6 +88,25 @@ def parse_docx(data: bytes) -> Parsed:
     if not meta.title:
         meta.title = next((b.text for b in blocks if b.kind == "heading"), "")
     return Parsed(blocks, meta)
+
+
+class _Styles:
+    """Paragraph style names by style id, read once: python-docx's `Paragraph.style` scans
+    every style of the document for each paragraph (milliseconds a paragraph)."""
+
+    def __init__(self, document: Any) -> None:
+        from docx.enum.style import WD_STYLE_TYPE
+
+        kind = WD_STYLE_TYPE.PARAGRAPH
+        self.names = {s.style_id: s.name or "" for s in document.styles if s.type == kind}
+        default = document.styles.default(kind)
+        self.default = (default.name or "") if default is not None else ""
+
+    def name(self, p: Any) -> str:
+        """The name of paragraph element `p`'s style (the default style when it names none)."""
+        ppr = p.pPr
+        sid = ppr.pStyle.val if ppr is not None and ppr.pStyle is not None else None
+        return self.names.get(sid, self.default) if sid else self.default
 
 
 def _docx_heading_level(para: Any, style: str) -> int | None:
@@ -119,9 +141,10 @@ def _list_depth(para: Any) -> int:
     return int(ilvl.val) if ilvl is not None and ilvl.val is not None else 0
 
 
-def _docx_table(table: Any) -> Table | None:
+def _docx_table(table: Any, budget: ElementBudget) -> Table | None:
     grid: list[tuple[str, ...]] = []
     for row in table.rows:
+        budget.take(len(row.cells))
         cells: list[str] = []
         last = None
         for cell in row.cells:
@@ -137,7 +160,7 @@ def _docx_table(table: Any) -> Table | None:
     return Table(header=(grid[0],), rows=tuple(grid[1:]))
 
 
-def parse_pptx(data: bytes) -> Parsed:
+def parse_pptx(data: bytes, budget: ElementBudget) -> Parsed:
     """A slide deck: one page per slide, shapes top to bottom, notes after the slide."""
     import pptx
     from pptx.util import Emu
@@ -150,6 +173,7 @@ def parse_pptx(data: bytes) -> Parsed:
             key=lambda s: (int(Emu(s.top)), int(Emu(s.left or 0))),
         )
         title_shape = slide.shapes.title
+        budget.take(len(shapes) + 1)
         for shape in shapes:
             bbox = _bbox(shape)
             if title_shape is not None and shape.shape_id == title_shape.shape_id:
@@ -157,11 +181,11 @@ def parse_pptx(data: bytes) -> Parsed:
                 if text:
                     blocks.append(RawBlock("heading", text, number, bbox, level=1))
             elif shape.has_table:
-                table = _pptx_table(shape.table)
+                table = _pptx_table(shape.table, budget)
                 if table is not None:
                     blocks.append(RawBlock("table", table.as_text(), number, bbox, table=table))
             elif shape.has_text_frame:
-                blocks += _text_frame(shape.text_frame, number, bbox)
+                blocks += _text_frame(shape.text_frame, number, bbox, budget)
         if slide.has_notes_slide:
             notes = clean_text(slide.notes_slide.notes_text_frame.text)
             if notes:
@@ -189,10 +213,11 @@ def _bbox(shape: Any) -> tuple[float, float, float, float] | None:
     return (x0, y0, x0 + shape.width / _EMU_PER_PT, y0 + shape.height / _EMU_PER_PT)
 
 
-def _text_frame(frame: Any, page: int, bbox: Any) -> list[RawBlock]:
+def _text_frame(frame: Any, page: int, bbox: Any, budget: ElementBudget) -> list[RawBlock]:
     out: list[RawBlock] = []
     items: list[str] = []
     for para in frame.paragraphs:
+        budget.take()
         text = clean_text(para.text)
         if not text:
             continue
@@ -217,7 +242,8 @@ def _text_frame(frame: Any, page: int, bbox: Any) -> list[RawBlock]:
     return out
 
 
-def _pptx_table(table: Any) -> Table | None:
+def _pptx_table(table: Any, budget: ElementBudget) -> Table | None:
+    budget.take(len(table.rows) * len(table.columns))
     grid = [
         tuple(clean_text(cell.text.replace("\n", " ")) for cell in row.cells) for row in table.rows
     ]

@@ -1,17 +1,23 @@
 """Using every core (`ingest.workers`, one per core by default): a folder's files are parsed
 in a process pool, results in the order the files were given; a long PDF's pages are read by
-a pool of page readers."""
+a pool of page readers. With `ingest.file_timeout_s` or `ingest.file_memory_mb` set, each file
+is parsed by a guarded worker process: one that runs out of time is stopped, one that runs out
+of memory fails, the file is reported failed and the next one goes on."""
 
 from __future__ import annotations
 
 import atexit
+import math
 import multiprocessing
 import os
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import Any
 
 from footnote.config import IngestSettings
 from footnote.errors import IngestError
@@ -95,6 +101,9 @@ def parse_many(
     Each worker reads OCR pages one at a time (`workers=1` inside), so processes and
     Tesseract threads do not oversubscribe the cores.
     """
+    if settings.file_timeout_s > 0 or settings.file_memory_mb > 0:
+        yield from _parse_guarded(paths, settings, password)
+        return
     workers = min(worker_count(settings), len(paths))
     if workers <= 1:
         for path in paths:
@@ -110,3 +119,129 @@ def parse_many(
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
+
+
+def _guarded_worker(conn: Connection, settings: IngestSettings, password: str | None) -> None:
+    """A worker: imports first (not counted against the time limit), then the memory limit,
+    then one file at a time until told to stop."""
+    import footnote.ingest  # noqa: F401  (the parsers, loaded before the clock starts)
+
+    if settings.file_memory_mb > 0:
+        import resource
+
+        limit = settings.file_memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    conn.send(None)
+    while (path := conn.recv()) is not None:
+        conn.send(_parse_one(path, settings, password))
+
+
+class _Guard:
+    """One guarded worker process and the file it is parsing."""
+
+    def __init__(self, context: Any, settings: IngestSettings, password: str | None) -> None:
+        self.conn, child = context.Pipe()
+        self.proc = context.Process(
+            target=_guarded_worker, args=(child, settings, password), daemon=True
+        )
+        self.proc.start()
+        child.close()
+        self.ready = self.dead = False
+        self.task: tuple[int, Path] | None = None
+        self.deadline = math.inf
+
+    def assign(self, task: tuple[int, Path], deadline: float) -> None:
+        """Send one file to the worker."""
+        self.task, self.deadline = task, deadline
+        self.conn.send(task[1])
+
+    def poll(self, readable: bool, now: float, settings: IngestSettings) -> ParseResult | None:
+        """The result of the file in hand when it is done, failed or out of time (`dead`
+        then says the process must be replaced)."""
+        if readable:
+            try:
+                got = self.conn.recv()
+            except (EOFError, OSError):
+                got, self.dead = None, True
+            if not self.ready and not self.dead:
+                self.ready = True
+                return None
+        elif self.task is None or now < self.deadline:
+            return None
+        else:
+            self.dead = True
+            why = f"parsing took over {settings.file_timeout_s:g} s (ingest.file_timeout_s)"
+            return _failure(self.task[1], why)
+        if self.task is None:
+            return None
+        path = self.task[1]
+        self.task, self.deadline = None, math.inf
+        if self.dead:
+            self.proc.join(1)
+            code = self.proc.exitcode
+            return _failure(
+                path, f"the parser process ended (exit code {code}); {_memory(settings)}"
+            )
+        assert isinstance(got, ParseResult)
+        if got.error is not None and "MemoryError" in str(got.error):
+            return _failure(path, f"it needs more memory; {_memory(settings)}")
+        return got
+
+    def stop(self) -> None:
+        """End the worker (killed: it may be stuck in a parser)."""
+        self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+
+def _memory(settings: IngestSettings) -> str:
+    return f"ingest.file_memory_mb is {settings.file_memory_mb or 'unlimited'}"
+
+
+def _failure(path: Path, why: str) -> ParseResult:
+    return ParseResult(path, None, IngestError(f"{path.name}: {why}", path=str(path)), 0)
+
+
+def _parse_guarded(
+    paths: Sequence[Path], settings: IngestSettings, password: str | None
+) -> Iterator[ParseResult]:
+    """Files parsed by guarded workers, results in the order given."""
+    context = multiprocessing.get_context("forkserver")
+    inner = settings.model_copy(update={"workers": 1})
+    todo = deque(enumerate(paths))
+    done: dict[int, ParseResult] = {}
+    guards = [
+        _Guard(context, inner, password) for _ in range(min(worker_count(settings), len(paths)))
+    ]
+    at = 0
+    try:
+        while at < len(paths):
+            now = time.monotonic()
+            for g in guards:
+                if g.ready and g.task is None and todo:
+                    limit = settings.file_timeout_s
+                    g.assign(todo.popleft(), now + limit if limit > 0 else math.inf)
+            soonest = min(g.deadline for g in guards)
+            ready = wait(
+                [g.conn for g in guards], None if soonest == math.inf else max(soonest - now, 0)
+            )
+            now = time.monotonic()
+            for k, g in enumerate(guards):
+                task = g.task
+                result = g.poll(g.conn in ready, now, settings)
+                if result is not None and task is not None:
+                    done[task[0]] = result
+                if g.dead:
+                    if not g.ready and todo:  # it died starting: fail a file, so that work ends
+                        index, path = todo.popleft()
+                        done[index] = _failure(
+                            path, f"the parser process failed to start; {_memory(settings)}"
+                        )
+                    g.stop()
+                    guards[k] = _Guard(context, inner, password)
+            while at in done:
+                yield done.pop(at)
+                at += 1
+    finally:
+        for g in guards:
+            g.stop()

@@ -24,6 +24,8 @@ class Line:
     """Left edge of the column the line sits in (for indentation)."""
     conf: float | None = None
     """OCR confidence (0–1) of a line read from a page image; None for a text layer."""
+    note: bool = False
+    """The line starts a footnote (its number was read as a note's, `pdf.notes`)."""
 
     @property
     def height(self) -> float:

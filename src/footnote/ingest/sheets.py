@@ -8,13 +8,13 @@ from __future__ import annotations
 import csv
 import io
 
+from footnote.ingest.archive import ElementBudget
 from footnote.ingest.cleanup import clean_text
 from footnote.ingest.metadata import Meta
 from footnote.ingest.raw import Parsed, RawBlock
 from footnote.types import Table
 
 _ROWS = 40
-_MAX_CELLS = 2_000_000
 
 
 def parse_csv(text: str, name: str) -> Parsed:
@@ -28,20 +28,17 @@ def parse_csv(text: str, name: str) -> Parsed:
     return Parsed(_tables(rows, "", 1), Meta(title=name))
 
 
-def parse_xlsx(data: bytes, name: str) -> Parsed:
+def parse_xlsx(data: bytes, name: str, budget: ElementBudget) -> Parsed:
     """Every sheet with content: a heading with the sheet's name, then its table chunks."""
     import openpyxl
 
     book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     blocks: list[RawBlock] = []
-    cells = 0
     try:
         for number, sheet in enumerate(book.worksheets, start=1):
             rows = []
             for row in sheet.iter_rows(values_only=True):
-                cells += len(row)
-                if cells > _MAX_CELLS:
-                    break
+                budget.take(len(row))
                 rows.append([_cell(v) for v in row])
             blocks += _tables(rows, clean_text(sheet.title), number)
         title = clean_text(book.properties.title or "") or name

@@ -2,7 +2,9 @@
 
 Keys are checked before the MCP transport sees a request (401 in the API's error shape);
 each tool call then runs as the key's user, with that user's ACL groups — the rule of
-`server/auth.py`. Without keys in the store every request is the local user.
+`server/auth.py` — and its runs pass the same quotas as the API's (`ServerState.admit_run`:
+runs per minute, runs in flight, `max_runs_total`). Without keys in the store every request
+is the local user.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ def mount_mcp(app: Any, ws: Workspace, path: str = "/mcp") -> None:
             raise PermissionError("a valid API key is required")
         return Library(ws, user, owns=False)
 
-    server = build_server(caller)
+    state = getattr(app.state, "footnote", None)  # the API's quotas, when it has them
+    server = build_server(caller, admit=state.admit_run if state is not None else None)
     security = None
     if settings.host not in LOOPBACK:  # reachable by name: keys guard it, not the Host check
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)

@@ -19,8 +19,8 @@ ACL groups does not exist for it, and a brief's card from one is withheld.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -29,12 +29,21 @@ from pydantic import BaseModel, Field
 
 from footnote import __version__
 from footnote.errors import FootnoteError, NotFound
-from footnote.serialize import block_to_dict, section_to_dict, source_to_dict
+from footnote.serialize import (
+    answer_text,
+    block_to_dict,
+    claims_text,
+    section_to_dict,
+    source_to_dict,
+)
 from footnote.types import Block
 from footnote.workspace.api import Library, ResearchResult
 
 Caller = Callable[[Context], Library]
 """Resolves the library of the caller of one request."""
+Admit = Callable[[str], AbstractContextManager[None]]
+"""Entered (with the caller's user id) around every tool call that runs the pipeline or the
+search: the server's run quotas; refuses by raising a `FootnoteError`."""
 
 INSTRUCTIONS = (
     "footnote answers questions about the documents in a library; every sentence of an "
@@ -70,7 +79,10 @@ class AskOutput(BaseModel):
 
     run_id: str | None
     status: str = Field(description="answered, no_evidence, weak_evidence or refused.")
-    answer: str = Field(description="The checked sentences with [n] footnote markers.")
+    answer: str = Field(
+        description="The checked sentences with [n] footnote markers; a weakly "
+        "supported one ends with (insufficiently supported)."
+    )
     support_score: float
     reason: str | None = None
     sentences: list[AnswerSentence]
@@ -165,7 +177,10 @@ class ResearchOutput(BaseModel):
 
     run_id: str
     question: str
-    brief: str = Field(description="The brief as Markdown, claims marked with their cards [n].")
+    brief: str = Field(
+        description="The brief as Markdown, claims marked with their cards [n]; a "
+        "weakly supported one ends with (insufficiently supported)."
+    )
     support_score: float = Field(description="Share of kept claims judged supported.")
     chapters: list[ChapterOut]
     cards: list[CardOut]
@@ -189,11 +204,13 @@ def research_output(result: ResearchResult) -> ResearchOutput:
     ]  # fmt: skip
     claims = [c for ch in chapters for c in ch.claims]
     lines = [f"# {brief.question}"]
-    for ch in chapters:
-        lines += ["", f"## {ch.title}", ""]
-        lines += [c.text + "".join(f"[{n}]" for n in c.cards) for c in ch.claims] or [
-            "(not covered)"
-        ]
+
+    def cite(card_ids: Sequence[str]) -> str:
+        return "".join(f"[{number[i]}]" for i in card_ids if i in number)
+
+    for section in brief.sections:
+        lines += ["", f"## {section.title}", ""]
+        lines += [claims_text([c], cite) for c in section.claims] or ["(not covered)"]
     return ResearchOutput(
         run_id=result.run_id, question=brief.question, brief="\n".join(lines),
         support_score=round(sum(c.verdict == "supported" for c in claims) / len(claims), 4) if claims else 0.0,
@@ -252,7 +269,9 @@ def ask_output(lib: Library, answer: dict[str, Any]) -> AskOutput:
         )
         for s in answer["sentences"]
     ]
-    text = " ".join(s.text + "".join(f"[{n}]" for n in s.cites) for s in sentences)
+    text = answer_text(
+        answer, lambda cs: "".join(f"[{number[c['id']]}]" for c in cs if c["id"] in number)
+    )
     return AskOutput(
         run_id=answer.get("run_id"),
         status=answer["status"],
@@ -276,11 +295,15 @@ def anticipated(resource: bool = False) -> Iterator[None]:
         raise (ResourceError(str(exc)) if resource else ToolError(str(exc))) from exc
 
 
-def build_server(caller: Caller) -> MCPServer:
-    """The MCP server; `caller(ctx)` gives the library of the request's caller."""
+def build_server(caller: Caller, admit: Admit | None = None) -> MCPServer:
+    """The MCP server; `caller(ctx)` gives the library of the request's caller, and `admit`
+    (none: no quotas, as on stdio) admits its runs: `ask`, `search`, `graph_ask`, `research`."""
     server: MCPServer = MCPServer(
         "footnote", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
+
+    def run_as(lib: Library) -> AbstractContextManager[None]:
+        return admit(lib.user.id) if admit is not None else nullcontext()
 
     @server.tool()
     async def ask(question: str, ctx: Context, sources: list[str] | None = None) -> AskOutput:
@@ -289,7 +312,7 @@ def build_server(caller: Caller) -> MCPServer:
         `sources` limits the search to these source ids (default: the whole library).
         """
         lib = caller(ctx)
-        with anticipated():
+        with anticipated(), run_as(lib):
             result = await lib.aask(question, sources=sources or ())
         return ask_output(lib, result.to_dict())
 
@@ -299,7 +322,7 @@ def build_server(caller: Caller) -> MCPServer:
     ) -> SearchOutput:
         """Hybrid keyword + vector search over the library; `k` hits, best first."""
         lib = caller(ctx)
-        with anticipated():
+        with anticipated(), run_as(lib):
             hits = lib.search(query, k=max(1, min(k, 50)), sources=sources or ())
         return SearchOutput(
             hits=[
@@ -342,8 +365,9 @@ def build_server(caller: Caller) -> MCPServer:
     @server.tool()
     async def graph_ask(graph: str, question: str, ctx: Context) -> GraphOutput:
         """Answer from a workspace graph with read-only, guard-checked Cypher."""
-        with anticipated():
-            out = await caller(ctx).agraph_ask(graph, question)
+        lib = caller(ctx)
+        with anticipated(), run_as(lib):
+            out = await lib.agraph_ask(graph, question)
         return GraphOutput(
             status=out["status"],
             answer=out["answer"] or "",
@@ -365,7 +389,7 @@ def build_server(caller: Caller) -> MCPServer:
         `template`: market_size, players, policy or literature_review (default: from the question).
         """
         lib = caller(ctx)
-        with anticipated():
+        with anticipated(), run_as(lib):
             result = await lib.aresearch(question, template=template, web=web)
         return research_output(result)
 

@@ -2,7 +2,9 @@
 
 The `retrieval.rerank` setting's reranker (composed by the workspace from the `rerank` role when
 bound, else the `judge` role). Only the first `top` hits are scored (one short call each, the
-judge's yes/no log-probabilities); the rest keep their fused order behind them.
+judge's yes/no log-probabilities); the rest keep their fused order behind them. A hit the
+model may not see (`no-external-model` text and an external model with no local reroute) is
+left out of the calls, keeps its fused place and is marked `scores["rerank_withheld"]`.
 """
 
 from __future__ import annotations
@@ -44,12 +46,19 @@ def model_reranker(
 
     def rerank(query: str, hits: list[Hit]) -> list[Hit]:
         head, tail = hits[:top], hits[top:]
-        scored = []
+        scored, out = [], list(head)
         for i, hit in enumerate(head):
+            labels = labels_of(hit)
+            if not model.may_see(labels):  # never sent: keeps its fused place, marked withheld
+                out[i] = replace(hit, scores={**hit.scores, "rerank_withheld": 1.0})
+                continue
             text = hit.block.table.as_text() if hit.block.table is not None else hit.block.text
-            p = yes_probability_of(model, rerank_messages(query, text), labels=labels_of(hit))
+            p = yes_probability_of(model, rerank_messages(query, text), labels=labels)
             scored.append((p, i, replace(hit, scores={**hit.scores, "rerank": round(p, 4)})))
+        slots = sorted(i for _, i, _ in scored)
         scored.sort(key=lambda s: (-s[0], s[1]))
-        return [h for _, _, h in scored] + tail
+        for slot, (_, _, hit) in zip(slots, scored, strict=True):
+            out[slot] = hit
+        return out + tail
 
     return rerank

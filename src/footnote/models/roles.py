@@ -77,6 +77,10 @@ class RoleModel:
         """Tokens of `text` in the bound model's vocabulary (or an estimate for remote ones)."""
         return self.model.count_tokens(text)
 
+    def may_see(self, labels: Sequence[str]) -> bool:
+        """Whether text carrying `labels` may go to this role (bound or rerouted) at all."""
+        return not self.external or NO_EXTERNAL not in labels or self._reroute is not None
+
     def _gate(self, labels: Sequence[str]) -> tuple[ChatModel, str]:
         """The model this call may use, and a ledger note when it was rerouted."""
         if not self.external or NO_EXTERNAL not in labels:

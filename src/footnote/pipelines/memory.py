@@ -13,11 +13,12 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from footnote.config import ChatSettings
+from footnote.models.roles import NO_EXTERNAL
 from footnote.store.base import ChatStore
 from footnote.store.records import ChatMessage
 from footnote.textnorm import CJK_IDEOGRAPHS
@@ -27,6 +28,18 @@ T = TypeVar("T")
 _TOKEN = re.compile(rf"[{CJK_IDEOGRAPHS}]|\w+|[^\w\s]")
 MESSAGE_CHARS = 800
 """A message longer than this is cut when quoted into a prompt."""
+
+
+def message_labels(messages: Sequence[ChatMessage]) -> tuple[str, ...]:
+    """The labels these messages carry into a prompt: each message's own, as kept when it was
+    produced (never recomputed from live sources, which may since be deleted or relabelled);
+    a message whose labels are unknown (client-supplied context, older rows) counts as
+    `no-external-model`: text the server cannot prove unlabelled never leaves."""
+    labels: dict[str, None] = {}
+    for m in messages:
+        for label in (NO_EXTERNAL,) if m.labels is None else m.labels:
+            labels[label] = None
+    return tuple(labels)
 
 
 def approx_tokens(text: str) -> int:
@@ -193,8 +206,6 @@ class MemoryContext:
 
 Summarise = Callable[[str, tuple[str, ...], list[ChatMessage]], Awaitable[str]]
 """`summarise(previous_summary, its_labels, messages) -> new summary` (a model call)."""
-LabelsOf = Callable[[list[ChatMessage]], tuple[str, ...]]
-"""The labels of the sources some messages cite."""
 
 
 class ConversationMemory:
@@ -218,21 +229,37 @@ class ConversationMemory:
         return f"footnote:window:{user_id}:{session_id}"
 
     async def add(
-        self, user_id: str, session_id: str, role: str, content: str, **kw: Any
+        self,
+        user_id: str,
+        session_id: str,
+        role: str,
+        content: str,
+        *,
+        labels: Sequence[str] | None = None,
+        **kw: Any,
     ) -> ChatMessage:
-        """Persist a message; finished ones also go to the window."""
-        msg = self.chats.add_message(user_id, session_id, role, content, **kw)
+        """Persist a message; finished ones also go to the window. A user's own question
+        carries no labels; any other message without `labels` is unknown (restricted)."""
+        if labels is None and role == "user":
+            labels = ()
+        msg = self.chats.add_message(user_id, session_id, role, content, labels=labels, **kw)
         if msg.status != "pending":
             await self._push(user_id, session_id, msg)
         return msg
 
     async def finish(
-        self, user_id: str, message: ChatMessage, content: str, status: str, data: dict[str, Any]
+        self,
+        user_id: str,
+        message: ChatMessage,
+        content: str,
+        status: str,
+        data: dict[str, Any],
+        labels: tuple[str, ...] | None,
     ) -> ChatMessage:
-        """Fill in a pending reply and push it to the window."""
+        """Fill in a pending reply with the labels it was produced under; push it to the window."""
         done = self.chats.update_message(
-            user_id, message.id, content=content, status=status, data=data
-        ) or replace(message, content=content, status=status, data=data)
+            user_id, message.id, content=content, status=status, data=data, labels=labels
+        ) or replace(message, content=content, status=status, data=data, labels=labels)
         await self._push(user_id, message.session_id, done)
         return done
 
@@ -279,9 +306,7 @@ class ConversationMemory:
         labels = session.summary_labels if session else ()
         return MemoryContext(summary, tuple(turns), labels if summary else ())
 
-    async def fold(
-        self, user_id: str, session_id: str, summarise: Summarise, labels_of: LabelsOf
-    ) -> bool:
+    async def fold(self, user_id: str, session_id: str, summarise: Summarise) -> bool:
         """Fold finished messages older than the verbatim turns into the running summary."""
         session = self.chats.get_session(user_id, session_id)
         if session is None:
@@ -293,7 +318,7 @@ class ConversationMemory:
             return False
         carried = session.summary_labels if session.summary else ()
         summary = await summarise(session.summary, carried, older)
-        labels = tuple(dict.fromkeys([*carried, *labels_of(older)]))
+        labels = tuple(dict.fromkeys([*carried, *message_labels(older)]))
         limit = self.settings.summary_tokens
         words = summary.split()
         if self.count_tokens(summary) > limit:

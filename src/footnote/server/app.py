@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from footnote.pipelines.memory import RedisWindow
 from footnote.server import (
@@ -25,6 +25,8 @@ from footnote.server import (
     sources,
     traces,
 )
+from footnote.server.auth import probe_access
+from footnote.server.body import JsonBodyLimit
 from footnote.server.errors import install_error_handlers
 from footnote.server.guard import LocalModeGuard
 from footnote.server.state import ServerDeps, ServerState
@@ -90,9 +92,12 @@ def create_app(workspace: Workspace, deps: ServerDeps | None = None) -> FastAPI:
         app.include_router(module.router)
     max_bytes = int(workspace.settings.server.max_upload_mb * 2**20)
     app.add_middleware(sources.UploadLimit, max_bytes=max_bytes)
-    app.add_middleware(LocalModeGuard, settings=workspace.settings.server, keyed=state.auth.has_keys)
+    app.add_middleware(JsonBodyLimit)
+    app.add_middleware(
+        LocalModeGuard, settings=workspace.settings.server, keyed=state.auth.has_keys
+    )
 
-    @app.get("/v1/health", tags=["health"])
+    @app.get("/v1/health", tags=["health"], dependencies=[Depends(probe_access)])
     async def health() -> dict[str, Any]:
         """Liveness plus the state of the message window cache."""
         window = state.window

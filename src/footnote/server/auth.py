@@ -28,3 +28,9 @@ async def current_user(request: Request, state: ServerState = Depends(get_state)
     if user is None:
         raise ApiError(401, "a valid API key is required (Authorization: Bearer <key>)")
     return user
+
+
+async def probe_access(request: Request, state: ServerState = Depends(get_state)) -> None:
+    """`/metrics` and `/v1/health`: open, unless `server.probes_need_key` asks for a key."""
+    if state.settings.server.probes_need_key:
+        await current_user(request, state)

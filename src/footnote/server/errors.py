@@ -29,6 +29,7 @@ _CODES = {
     404: "not_found",
     405: "method_not_allowed",
     409: "conflict",
+    410: "gone",
     411: "length_required",
     413: "payload_too_large",
     415: "unsupported_media_type",

@@ -4,7 +4,10 @@ guard, rows, answer, …, done).
 
 Who asks is decided here, from the API key's user: the principal and its row-filter
 attributes come from the user's stored groups (`workspace.graph.principal_for`), never from
-the request body, which accepts only the graph and the question (any other field is a 422).
+the request body, which accepts only the graph, the question and a conversation `session`
+(any other field is a 422). A session's earlier turns are rebuilt from the caller's own runs
+of that session (`X-Session-Id` names it; another user's session of the same name is not
+theirs).
 A graph the caller may not see answers 404, like a source. Each question is a run of the
 run hub (events persisted, replayable at `/v1/runs/{id}/events`, spans in its trace).
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -22,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette.event import ServerSentEvent
 from sse_starlette.sse import EventSourceResponse
 
-from footnote.errors import FootnoteError, NotFound, UsageError
+from footnote.errors import FootnoteError, NotFound
 from footnote.events import Event
 from footnote.server.auth import current_user
 from footnote.server.errors import ApiError, not_found
@@ -55,6 +59,11 @@ class GraphAsk(BaseModel):
     model_config = ConfigDict(extra="forbid")
     graph: str = Field(..., min_length=1, max_length=100)
     question: str = Field(..., min_length=1, max_length=2000)
+    session: str | None = Field(
+        None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$",
+        description="A conversation: earlier questions of this session (the caller's own) "
+        "are the history of this one. None: a new session (its id in `X-Session-Id`).",
+    )  # fmt: skip
 
 
 def _out(spec: GraphSpec) -> GraphOut:
@@ -68,13 +77,12 @@ def _out(spec: GraphSpec) -> GraphOut:
 
 def visible_spec(state: ServerState, user: User, name: str) -> GraphSpec:
     """The spec of a graph the caller may use, or 404 (also for one they may not see)."""
+    from footnote.workspace.graph import readable_graph
+
     try:
-        spec = state.ws.graph_catalog().spec(name)
-    except (NotFound, UsageError) as exc:
+        return readable_graph(state.ws, name, user.groups)
+    except NotFound as exc:
         raise not_found("graph") from exc
-    if not spec.readable_by(user.groups):
-        raise not_found("graph")
-    return spec
 
 
 @router.get("/graphs", response_model=list[GraphOut])
@@ -110,6 +118,20 @@ async def build_library_graph(state: State, user: Caller) -> GraphOut:
     return _out(await asyncio.to_thread(build))
 
 
+def _history(state: ServerState, user_id: str, session: str, graph: str) -> tuple[Any, ...]:
+    """The last turns of the caller's session on this graph, from its recorded runs."""
+    from footnote.pipelines.graph.conversation import MAX_TURNS, turn_from_events
+
+    turns = []
+    for rid in state.hub.runs.session_runs(user_id, session):
+        run = state.hub.runs.get_run(rid)
+        if run is None or run.get("kind") != "graph" or run["input"].get("graph") != graph:
+            continue
+        events = [(e.type, json.loads(e.data)) for e in state.hub.events.events(rid)]
+        turns.append(turn_from_events(str(run["input"].get("question", "")), events))
+    return tuple(turns[-MAX_TURNS:])
+
+
 @router.post(
     "/graph/ask",
     response_class=EventSourceResponse,
@@ -132,25 +154,31 @@ async def graph_ask(body: GraphAsk, state: State, user: Caller) -> EventSourceRe
         models = state.deps.graph_models
         if models is None and not state.deps.use_models:
             models = {}
-        pipe = graph_pipeline(state.ws, body.graph, owns_run=False, models=models)
+        pipe = graph_pipeline(state.ws, body.graph, user_groups=user.groups, owns_run=False,
+                              models=models)  # fmt: skip
     except FootnoteError as exc:
         raise ApiError(422, str(exc)) from exc
     run_id = new_id("run")
     who = principal_for(user.id, user.groups)  # from the key's user, on the server
+    session = body.session or new_id("gs")
+    stored = f"graph:{session}"  # apart from chat sessions of the same id
+    history = await asyncio.to_thread(_history, state, user.id, stored, body.graph)
+    request = GraphRequest(body.question, who, run_id=run_id, history=history)
 
     async def events() -> AsyncIterator[Event]:
         try:
-            async for event in pipe.run(GraphRequest(body.question, who, run_id=run_id)):
+            async for event in pipe.run(request):
                 yield event
         finally:
             pipe.close()
 
-    state.hub.start(run_id, "graph", user.id, None,
-                    {"graph": body.graph, "question": body.question}, events)  # fmt: skip
+    state.hub.start(run_id, "graph", user.id, stored,
+                    {"graph": body.graph, "question": body.question, "session": session},
+                    events)  # fmt: skip
 
     async def frames() -> Any:
         async for ev in state.hub.follow(run_id, 0):
             yield ServerSentEvent(data=ev.data, event=ev.type, id=str(ev.seq))
 
-    headers = {**SSE_HEADERS, "X-Run-Id": run_id}
+    headers = {**SSE_HEADERS, "X-Run-Id": run_id, "X-Session-Id": session}
     return EventSourceResponse(frames(), ping=state.settings.server.sse_ping_s, headers=headers)

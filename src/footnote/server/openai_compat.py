@@ -17,15 +17,17 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from footnote.pipelines.chat.pipeline import ChatTurn
+from footnote.serialize import answer_pieces
 from footnote.server.auth import current_user
 from footnote.server.errors import ApiError
+from footnote.server.schemas import MAX_HISTORY_MESSAGES, MAX_MESSAGE_CHARS, MAX_REPLY_CHARS
 from footnote.server.sessions import _visible_source
 from footnote.server.state import ServerState, get_state
 from footnote.server.turns import turn_events
-from footnote.store.records import User, new_id
+from footnote.store.records import CLIENT_CONTEXT_ROLE, User, new_id
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 State = Annotated[ServerState, Depends(get_state)]
@@ -46,13 +48,24 @@ class OpenAIMessage(BaseModel):
             return "".join(str(p.get("text", "")) for p in self.content if p.get("type") == "text")
         return self.content or ""
 
+    @model_validator(mode="after")
+    def _bounded(self) -> OpenAIMessage:
+        """A user turn holds at most `MAX_MESSAGE_CHARS` (as on the sessions route), any other
+        turn `MAX_REPLY_CHARS`: checked before anything is stored."""
+        limit = MAX_MESSAGE_CHARS if self.role == "user" else MAX_REPLY_CHARS
+        if len(self.text()) > limit:
+            raise ValueError(f"a {self.role} message may hold at most {limit} characters")
+        return self
+
 
 class FootnoteOptions(BaseModel):
     """footnote's own request options (the `footnote` field; OpenAI clients send it as
     `extra_body={"footnote": {...}}`)."""
 
     model_config = ConfigDict(extra="forbid")
-    sources: list[str] = Field(default_factory=list, description="Search only these sources.")
+    sources: list[str] = Field(
+        default_factory=list, max_length=50, description="Search only these sources."
+    )
 
 
 class CompletionRequest(BaseModel):
@@ -61,7 +74,7 @@ class CompletionRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     model: str = "footnote"
-    messages: list[OpenAIMessage] = Field(..., min_length=1)
+    messages: list[OpenAIMessage] = Field(..., min_length=1, max_length=MAX_HISTORY_MESSAGES)
     stream: bool = False
     footnote: FootnoteOptions = Field(default_factory=FootnoteOptions)
 
@@ -90,12 +103,13 @@ def _citation_list(state: ServerState, answer: dict[str, Any]) -> list[dict[str,
 
 def reply_text(answer: dict[str, Any], citations: list[dict[str, Any]]) -> list[str]:
     """The reply as pieces (joined, the message content): each checked sentence with its
-    markers, the reason when it is not a plain answer, then the `References:` block."""
+    markers (a weak one marked: `serialize.answer_pieces`), the reason when it is not a plain
+    answer, then the `References:` block."""
     number = {c["id"]: c["n"] for c in citations}
-    pieces: list[str] = []
-    for s in answer["sentences"]:
-        marks = "".join(f"[{number[c['id']]}]" for c in s["citations"] if c["id"] in number)
-        pieces.append(("" if not pieces else " ") + s["text"] + marks)
+    sentences = answer_pieces(
+        answer, lambda cites: "".join(f"[{number[c['id']]}]" for c in cites if c["id"] in number)
+    )
+    pieces = [("" if i == 0 else " ") + text for i, text in enumerate(sentences)]
     if answer.get("reason"):
         pieces.append(("\n\n" if pieces else "") + str(answer["reason"]))
     if citations:
@@ -137,8 +151,9 @@ async def _start(state: ServerState, user: User, body: CompletionRequest) -> tup
     question = turns[-1].text()
     state.quotas.start_run(user.id)
     session = state.chats.create_session(user.id, f"openai: {question[:80]}")
-    for m in turns[:-1]:
-        await state.memory.add(user.id, session.id, m.role, m.text())
+    for m in turns[:-1]:  # the client's history is context, never stored as footnote's reply
+        role = "user" if m.role == "user" else CLIENT_CONTEXT_ROLE
+        await state.memory.add(user.id, session.id, role, m.text())
     run_id = new_id("run")
     message = await state.memory.add(user.id, session.id, "user", question, run_id=run_id)
     reply = await state.memory.add(

@@ -4,6 +4,9 @@ mounted at `/` (it must be mounted last: a mount at `/` shadows every later rout
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,12 +19,13 @@ from starlette.types import Scope
 
 from footnote.serialize import block_to_dict, section_to_dict, source_to_dict
 from footnote.server.auth import current_user
-from footnote.server.errors import not_found
+from footnote.server.errors import ApiError, not_found
 from footnote.server.sources import visible
 from footnote.server.state import ServerState, get_state
 from footnote.store import SourceRecord
 from footnote.store.records import User
-from footnote.types import Block, parse_evidence_id
+from footnote.types import Block, parse_evidence_id, parse_identity, shown_source
+from footnote.workspace.core import UPLOAD_TICKET
 
 router = APIRouter(prefix="/v1", tags=["web"])
 State = Annotated[ServerState, Depends(get_state)]
@@ -36,8 +40,8 @@ def _visible_source(state: ServerState, user: User, source_id: str) -> SourceRec
     return record
 
 
-def _source_json(record: SourceRecord) -> dict[str, Any]:
-    out = source_to_dict(record.source)
+def _source_json(record: SourceRecord, user: User) -> dict[str, Any]:
+    out = source_to_dict(shown_source(record.source, user.groups))
     out.update(status="ready", blocks=record.blocks, filename=Path(record.source.uri).name)
     return out
 
@@ -58,10 +62,16 @@ async def get_block(evidence_id: str, state: State, user: Caller) -> dict[str, A
 
 @router.get("/sources/{source_id}/file", response_class=FileResponse)
 async def get_source_file(source_id: str, state: State, user: Caller) -> Response:
-    """The original PDF of a source (other kinds have no page image to show: 404)."""
+    """The original PDF of a source (other kinds have no page image to show: 404); 410 when
+    the file at its path no longer holds this version's bytes (it changed since)."""
     record = _visible_source(state, user, source_id)
-    path = _original_file(state, record)
-    if record.source.kind != "pdf" or path is None:
+    if record.source.kind != "pdf":
+        raise not_found("original PDF")
+    path, seen = await asyncio.to_thread(_original_file, state, record)
+    if path is None:
+        if seen:
+            raise ApiError(410, "this version's file is no longer kept: the file at its path "
+                           "has changed since it was ingested")  # fmt: skip
         raise not_found("original PDF")
     return FileResponse(
         path,
@@ -74,13 +84,34 @@ async def get_source_file(source_id: str, state: State, user: Caller) -> Respons
     )
 
 
-def _original_file(state: ServerState, record: SourceRecord) -> Path | None:
-    """The file the source was ingested from, or its copy kept under `<workspace>/uploads`."""
+@lru_cache(maxsize=256)
+def _file_sha(path: str, mtime_ns: int, size: int) -> str:
+    """The sha256 of a file (cached while its mtime and size stay the same)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _original_file(state: ServerState, record: SourceRecord) -> tuple[Path | None, bool]:
+    """The file holding exactly this version's bytes (`parse_identity` of its sha256 is the
+    source's): the file it was ingested from, or its copy kept under `<workspace>/uploads`;
+    and whether any candidate file exists at all."""
     candidates = [Path(record.source.uri)]
     uploads = state.ws.dir / "uploads" / record.source.id
     if uploads.is_dir():
         candidates += sorted(uploads.iterdir())
-    return next((p for p in candidates if p.is_file()), None)
+    seen = False
+    for p in candidates:
+        if not p.is_file() or p.name == UPLOAD_TICKET:
+            continue
+        seen = True
+        st = p.stat()
+        sha = _file_sha(str(p), st.st_mtime_ns, st.st_size)
+        if parse_identity(sha, record.source.parser) == record.source.sha256:
+            return p, True
+    return None, seen
 
 
 @router.get("/sources/{source_id}/document")
@@ -92,7 +123,7 @@ async def get_document(source_id: str, state: State, user: Caller) -> dict[str, 
     if doc is None:
         raise not_found("source")
     return {
-        "source": _source_json(record),
+        "source": _source_json(record, user),
         "sections": [section_to_dict(s) for s in doc.sections],
         "blocks": [_outline_block(b) for b in doc.blocks],
     }
@@ -106,12 +137,24 @@ def _outline_block(block: Block) -> dict[str, Any]:
     return out
 
 
+WEB_CSP = (
+    "default-src 'self'; script-src 'self'; img-src 'self' data:; "
+    "style-src 'self' 'unsafe-inline'; font-src 'self' data:; worker-src 'self' blob:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+"""The web app's Content-Security-Policy: its own scripts only, no remote image (document text
+is untrusted; KaTeX needs inline style attributes, pdf.js a worker)."""
+
+
 class _RevalidatingFiles(StaticFiles):
-    """Static files that browsers revalidate (ETag) on every load: asset names are stable."""
+    """Static files that browsers revalidate (ETag) on every load (asset names are stable),
+    sent with the web app's Content-Security-Policy."""
 
     async def get_response(self, path: str, scope: Scope) -> Response:
         response = await super().get_response(path, scope)
         response.headers.setdefault("Cache-Control", "no-cache")
+        response.headers.setdefault("Content-Security-Policy", WEB_CSP)
         return response
 
 

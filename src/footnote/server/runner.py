@@ -16,7 +16,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,8 @@ class RunHub:
         self.relay = relay
         """Set when API replicas share the store: runs stream through Redis to any replica."""
         self.live: dict[str, LiveRun] = {}
+        self.outside: dict[str, int] = {}
+        """Runs executing in this process outside the hub (MCP tool calls), per user."""
         self.keeper = (
             LeaseKeeper(relay, self._leased, self._lost_elsewhere) if relay is not None else None
         )
@@ -129,6 +131,17 @@ class RunHub:
         live.task = asyncio.create_task(self._drive(live, make_events), name=run_id)
         return live
 
+    @contextlib.contextmanager
+    def hold(self, user_id: str) -> Iterator[None]:
+        """Count a run executing outside the hub (an MCP tool call) as in flight while it runs."""
+        self.outside[user_id] = self.outside.get(user_id, 0) + 1
+        try:
+            yield
+        finally:
+            self.outside[user_id] -= 1
+            if not self.outside[user_id]:
+                del self.outside[user_id]
+
     def in_flight(self, user_id: str) -> int:
         """How many of the user's runs (`ALL_USERS`: of everyone) are executing: on every
         replica when runs are relayed
@@ -138,6 +151,7 @@ class RunHub:
             for r in self.live.values()
             if (user_id == ALL_USERS or r.user_id == user_id) and not r.finished
         )
+        here += sum(self.outside.values()) if user_id == ALL_USERS else self.outside.get(user_id, 0)
         if self.relay is None:
             return here
         try:

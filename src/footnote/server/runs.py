@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query
@@ -19,6 +20,8 @@ router = APIRouter(prefix="/v1", tags=["runs"])
 State = Annotated[ServerState, Depends(get_state)]
 Caller = Annotated[User, Depends(current_user)]
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+MAX_EVENT_ID = 10**18 - 1
+"""The largest event id a client may resume after (the store's ids are 64-bit integers)."""
 
 
 def own_run(state: ServerState, user: User, run_id: str) -> dict[str, Any]:
@@ -77,7 +80,9 @@ async def run_events(
     state: State,
     user: Caller,
     last_event_id: Annotated[str | None, Header()] = None,
-    after: Annotated[int | None, Query(ge=0, description="Like Last-Event-ID.")] = None,
+    after: Annotated[
+        int | None, Query(ge=0, le=MAX_EVENT_ID, description="Like Last-Event-ID.")
+    ] = None,
 ) -> EventSourceResponse:
     """The run's events as SSE: `id` (1, 2, … per run), `event` (type) and JSON `data`.
 
@@ -87,7 +92,7 @@ async def run_events(
     run = own_run(state, user, run_id)
     start = after or 0
     if last_event_id:
-        if not last_event_id.strip().isdigit():
+        if not re.fullmatch(r"[0-9]{1,18}", last_event_id.strip()):  # ASCII digits, int64
             raise ApiError(422, "Last-Event-ID must be an event id (an integer)")
         start = int(last_event_id)
 

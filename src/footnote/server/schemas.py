@@ -6,6 +6,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_MESSAGE_CHARS = 8000
+"""Longest user message of a conversation (sessions and `/v1/chat/completions` alike)."""
+MAX_REPLY_CHARS = 32_000
+"""Longest assistant turn a client may resend (a reply carries its `References:` block)."""
+MAX_HISTORY_MESSAGES = 200
+"""Most messages one `/v1/chat/completions` request may send (memory uses the recent ones)."""
+
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -51,7 +58,7 @@ class SessionOut(BaseModel):
 class MessageCreate(_Body):
     """A user turn: the question, how to answer it, optionally which sources to search."""
 
-    content: str = Field(..., min_length=1, max_length=8000)
+    content: str = Field(..., min_length=1, max_length=MAX_MESSAGE_CHARS)
     mode: Literal["ask", "agent"] = Field(
         "ask", description="`ask`: the verified ask pipeline; `agent`: the ReAct tool loop."
     )
@@ -128,4 +135,10 @@ class SourceOut(BaseModel):
     lang: str | None = None
     labels: list[str] = Field(default_factory=list)
     acl_groups: list[str] = Field(default_factory=list)
+    owner: str | None = Field(None, description="Who uploaded it (none: the operator's).")
+    shared_with: list[str] = Field(
+        default_factory=list, description="Groups it is shared with besides its owner."
+    )
+    public: bool = Field(False, description="Readable by everyone.")
+    can_delete: bool = Field(False, description="Whether the caller may delete it.")
     error: str | None = None

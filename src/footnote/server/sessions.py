@@ -20,7 +20,7 @@ from footnote.server.schemas import (
 )
 from footnote.server.state import ServerState, get_state
 from footnote.server.turns import turn_events
-from footnote.store.records import ChatMessage, ChatSession, User, new_id
+from footnote.store.records import CLIENT_CONTEXT_ROLE, ChatMessage, ChatSession, User, new_id
 from footnote.types import readable_by
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
@@ -101,9 +101,14 @@ async def delete_session(session_id: str, state: State, user: Caller) -> Respons
 async def list_messages(
     session_id: str, state: State, user: Caller, after: int = 0
 ) -> list[MessageOut]:
-    """A conversation's messages in order (those with seq > `after`)."""
+    """A conversation's messages in order (those with seq > `after`); history a client
+    supplied as context (`CLIENT_CONTEXT_ROLE`) is not a message of the conversation."""
     own_session(state, user, session_id)
-    messages = state.chats.messages(user.id, session_id, after=after)
+    messages = [
+        m
+        for m in state.chats.messages(user.id, session_id, after=after)
+        if m.role != CLIENT_CONTEXT_ROLE
+    ]
     rated: dict[str, dict[str, Any]] = {}
     runs = [m.run_id for m in messages if m.role == "assistant" and m.run_id]
     for f in state.feedback.feedback(runs):  # oldest first: the latest rating wins

@@ -14,12 +14,13 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Response, UploadFile
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from footnote.ingest import SUPPORTED_SUFFIXES
+from footnote.ingest import SUPPORTED_SUFFIXES, formats_text, supported_formats
+from footnote.labels import normalise_labels
 from footnote.server.auth import current_user
 from footnote.server.errors import ApiError, error_body, not_found
 from footnote.server.schemas import SourceOut
@@ -32,13 +33,17 @@ from footnote.types import (
     personal_group,
     readable_by,
     scoped_source_id,
+    shared_with,
 )
+from footnote.workspace.core import UPLOAD_TICKET
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/sources", tags=["sources"])
 State = Annotated[ServerState, Depends(get_state)]
 Caller = Annotated[User, Depends(current_user)]
 MULTIPART_SLACK = 64 * 1024
+MAX_NAME_BYTES = 200
+"""Longest upload file name kept (file systems stop at 255 bytes, the folder adds none)."""
 
 
 class UploadLimit:
@@ -74,13 +79,31 @@ def visible(user: User, record: SourceRecord) -> bool:
     return readable_by(record.source, user.groups)
 
 
-def _out(record: SourceRecord) -> SourceOut:
+def _out(state: ServerState, record: SourceRecord, user: User) -> SourceOut:
     s = record.source
+    status, error = _index_state(state, record)
     return SourceOut(
-        id=s.id, status="ready", title=s.title, filename=Path(s.uri).name, kind=s.kind,
+        id=s.id, status=status, error=error, title=s.title, filename=Path(s.uri).name, kind=s.kind,
         pages=s.pages, blocks=record.blocks, lang=s.lang, labels=list(s.labels),
-        acl_groups=list(s.acl_groups),
+        acl_groups=list(s.acl_groups), owner=s.owner or None, shared_with=list(shared_with(s)),
+        public=not s.acl_groups, can_delete=deletable_by(s, user.id, admin=user.admin),
     )  # fmt: skip
+
+
+def _index_state(
+    state: ServerState, record: SourceRecord
+) -> tuple[Literal["processing", "ready", "failed"], str | None]:
+    """A stored source is `ready` only once every block has its vector and lexical row:
+    `processing` while its ingest job still runs, else `failed` with how much is missing."""
+    missing = state.ws.indexer.vectors.unindexed(record.source.id)
+    if missing == 0:
+        return "ready", None
+    job = state.queue.status(job_id(record.source.id))
+    if job is not None and job.state in ("queued", "running"):
+        return "processing", None
+    return "failed", (
+        f"{missing} of {record.blocks} blocks are not indexed; upload the file again to resume"
+    )
 
 
 def _split(values: str) -> list[str]:
@@ -91,12 +114,14 @@ def _split(values: str) -> list[str]:
 async def upload_source(
     state: State,
     user: Caller,
-    file: Annotated[UploadFile, File(description="A PDF, HTML, Markdown or text file.")],
+    file: Annotated[UploadFile, File(description=f"A file in one of: {formats_text()}.")],
     labels: Annotated[str, Form(description="Comma-separated labels.")] = "",
     acl_groups: Annotated[
         str,
-        Form(description="Comma-separated groups to share with (default: all of yours; "
-             "your `user:<id>` alone: private)."),
+        Form(
+            description="Comma-separated groups to share with (default: all of yours; "
+            "your `user:<id>` alone: private)."
+        ),
     ] = "",
     public: Annotated[
         bool, Form(description="Visible to everyone (admins and the local user only).")
@@ -104,15 +129,18 @@ async def upload_source(
 ) -> SourceOut:
     """Upload a document; it is parsed and indexed in the background (poll its status)."""
     name = Path(file.filename or "upload").name
+    if len(name.encode("utf-8", "replace")) > MAX_NAME_BYTES or not name.isprintable():
+        raise ApiError(422, f"the file name must be printable and at most {MAX_NAME_BYTES} bytes")
     suffix = Path(name).suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
-        raise ApiError(415, f"unsupported file type {suffix or '(none)'!r}",
+        raise ApiError(415, f"unsupported file type {suffix or '(none)'!r} "
+                       f"(supported: {formats_text()})",
                        detail={"supported": sorted(SUPPORTED_SUFFIXES)})  # fmt: skip
     limit = int(state.settings.server.max_upload_mb * 2**20)
     if file.size is not None and file.size > limit:
         raise ApiError(413, f"the upload is larger than {limit / 2**20:g} MiB")
     owner, groups, is_public = _visibility(state, user, _split(acl_groups), public)
-    label_list = tuple(dict.fromkeys([*state.settings.ingest.default_labels, *_split(labels)]))
+    label_list = normalise_labels([*state.settings.ingest.default_labels, *_split(labels)])
     state.quotas.check_upload(user.id, file.size or 0)
     tmp = Path(tempfile.mkdtemp(dir=state.ws.dir))
     path = tmp / name
@@ -126,7 +154,7 @@ async def upload_source(
         source_id = scoped_source_id(sha, owner, acl, label_list)
         known = state.ws.store.get_source(source_id)
         if known is not None:  # the same bytes, owner and visibility: this user's own record
-            return _out(known)
+            return _out(state, known, user)
         final = state.ws.dir / "uploads" / source_id / name
         final.parent.mkdir(parents=True, exist_ok=True)
         path.replace(final)
@@ -139,7 +167,7 @@ async def upload_source(
     return SourceOut(id=source_id, status="processing", filename=name)
 
 
-TICKET = "upload.json"
+TICKET = UPLOAD_TICKET
 """Beside each upload: who sent it and how to ingest it, so an interrupted ingest resumes."""
 
 
@@ -226,10 +254,16 @@ def _save(file: UploadFile, path: Path, limit: int) -> str | None:
     return h.hexdigest()
 
 
+@router.get("/formats")
+async def list_formats(user: Caller) -> list[dict[str, Any]]:
+    """The file formats an upload may have, each with its suffixes (the web app's picker)."""
+    return [{"name": name, "suffixes": list(sfx)} for name, sfx in supported_formats()]
+
+
 @router.get("", response_model=list[SourceOut])
 async def list_sources(state: State, user: Caller) -> list[SourceOut]:
     """Sources the caller may see (newest first), then uploads still processing or failed."""
-    out = [_out(r) for r in state.ws.store.list_sources() if visible(user, r)]
+    out = [_out(state, r, user) for r in state.ws.store.list_sources() if visible(user, r)]
     ready = {s.id for s in out}
     for j in list(state.jobs.values()):
         if j.user_id != user.id or j.source_id in ready:
@@ -247,13 +281,23 @@ async def get_source(source_id: str, state: State, user: Caller) -> SourceOut:
     if record is not None:
         if not visible(user, record):
             raise not_found("source")
-        return _out(record)
+        return _out(state, record, user)
     rec = state.queue.status(job_id(source_id))  # queued by any replica sharing the queue
     if rec is None or rec.payload.get("user_id") != user.id:
+        raise not_found("source")
+    if not (state.ws.upload_dir(source_id) / TICKET).is_file():  # deleted (or never kept)
         raise not_found("source")
     status, error = _job_state(state, source_id) or ("processing", None)
     return SourceOut(id=source_id, status=status if status == "failed" else "processing",
                      filename=str(rec.payload.get("filename", "")), error=error)  # fmt: skip
+
+
+def _failed_upload_of(state: ServerState, user: User, source_id: str) -> bool:
+    """Whether `source_id` is the caller's own upload whose ingestion failed (never stored)."""
+    rec = state.queue.status(job_id(source_id))
+    if rec is None or rec.payload.get("user_id") != user.id:
+        return False
+    return (_job_state(state, source_id) or ("failed", None))[0] == "failed"
 
 
 def _delete(state: ServerState, source_id: str) -> None:
@@ -265,12 +309,19 @@ def _delete(state: ServerState, source_id: str) -> None:
 
 @router.delete("/{source_id}", status_code=204)
 async def delete_source(source_id: str, state: State, user: Caller) -> Response:
-    """Delete a source, its blocks and index entries (its owner or an admin only)."""
+    """Delete a source, its blocks and index entries, and its kept upload with its ingest job
+    (cancelled: a retry or a restart never brings it back) — its owner or an admin only."""
     record = state.ws.store.get_source(source_id)
+    if record is None and _failed_upload_of(state, user, source_id):
+        state.queue.cancel(job_id(source_id))
+        shutil.rmtree(state.ws.upload_dir(source_id), ignore_errors=True)  # ticket and file
+        state.jobs.pop(source_id, None)
+        return Response(status_code=204)
     if record is None or not visible(user, record):
         raise not_found("source")
     if not deletable_by(record.source, user.id, admin=user.admin):
         raise ApiError(403, "only the source's owner or an admin may delete it")
+    state.queue.cancel(job_id(source_id))
     async with state.ingest_lock:
         await asyncio.to_thread(_delete, state, source_id)
     state.jobs.pop(source_id, None)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 
 from footnote.config import Settings
+from footnote.errors import UsageError
 from footnote.jobs import JobQueue, Worker
 from footnote.pipelines.memory import ConversationMemory, MessageWindow
+from footnote.server.errors import ApiError
 from footnote.server.job_runs import JobRuns
 from footnote.server.quotas import Quotas, RedisQuotas
 from footnote.server.relay import ALL_USERS, RedisRelay
@@ -22,7 +26,6 @@ from footnote.workspace.chat import AskFn
 if TYPE_CHECKING:
     from footnote.models import RoleModel
     from footnote.workspace.research import ResearchParts
-
 
 
 @dataclass
@@ -138,6 +141,19 @@ class ServerState:
             else Quotas(ws.settings.server, in_flight)
         )
         return cls(ws, deps, hub, memory, window, quotas, queue, job_runs)
+
+    @contextlib.contextmanager
+    def admit_run(self, user_id: str) -> Iterator[None]:
+        """A run started outside the run hub (an MCP tool call) passes the quotas an HTTP run
+        passes (`Quotas.start_run`) and counts as in flight until it ends; over a limit it is
+        refused with a `UsageError` saying which limit and when to retry."""
+        try:
+            self.quotas.start_run(user_id)
+        except ApiError as exc:
+            retry = exc.detail.get("retry_after_s") if isinstance(exc.detail, dict) else None
+            raise UsageError(exc.message + (f"; retry in {retry} s" if retry else "")) from exc
+        with self.hub.hold(user_id):
+            yield
 
     def run_alive(self, run_id: str) -> bool:
         """Whether a `running` run is executing somewhere else: on another replica (its relay

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from footnote.store.records import (
+    ApiKey,
     ChatMessage,
     ChatSession,
     ResearchRecord,
@@ -100,7 +101,22 @@ class AuthStore(Protocol):
 
     def user_for_key(self, key: str) -> User | None:
         """The user an API key belongs to, or None. An admin's groups are None (reads
-        everything); anyone else's include their personal group `user:<id>`."""
+        everything); anyone else's include their personal group `user:<id>`. Notes when the
+        key was used (at most once a minute)."""
+        ...
+
+    def list_keys(self) -> list[ApiKey]:
+        """Every API key, oldest first: its id (a prefix of its hash), user, groups, label,
+        creation and last use; never a secret."""
+        ...
+
+    def revoke_key(self, key_id: str) -> ApiKey:
+        """Delete the key with this id or unique id prefix (NotFound / UsageError otherwise)."""
+        ...
+
+    def rotate_key(self, key_id: str) -> tuple[str, ApiKey]:
+        """A new secret for the key's user and label, the old key revoked at once; returns the
+        new secret (shown once) and the new key."""
         ...
 
 
@@ -144,14 +160,22 @@ class ChatStore(Protocol):
         status: str = "completed",
         run_id: str | None = None,
         data: dict[str, Any] | None = None,
+        labels: Sequence[str] | None = None,
     ) -> ChatMessage:
-        """Append a message to the session (which must be the user's)."""
+        """Append a message to the session (which must be the user's); `labels` None: unknown."""
         ...
 
     def update_message(
-        self, user_id: str, message_id: str, *, content: str, status: str, data: dict[str, Any]
+        self,
+        user_id: str,
+        message_id: str,
+        *,
+        content: str,
+        status: str,
+        data: dict[str, Any],
+        labels: Sequence[str] | None = None,
     ) -> ChatMessage | None:
-        """Fill in a reply when its run ends."""
+        """Fill in a reply when its run ends, with the labels it was produced under."""
         ...
 
     def get_message(self, user_id: str, message_id: str) -> ChatMessage | None:

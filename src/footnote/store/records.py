@@ -41,6 +41,23 @@ class User:
     admin: bool = False
 
 
+KEY_ID_LEN = 12
+"""An API key's public id: this many leading hex digits of its stored hash (never a secret)."""
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """An API key as listed: its public id (a prefix of its hash), never the secret."""
+
+    id: str
+    user_id: str
+    groups: tuple[str, ...]
+    admin: bool
+    label: str
+    created_at: str
+    last_used_at: str | None = None
+
+
 @dataclass(frozen=True)
 class ChatSession:
     """A conversation owned by one user."""
@@ -57,6 +74,11 @@ class ChatSession:
     """Labels of the sources the summarised turns cited: the summary carries them."""
 
 
+CLIENT_CONTEXT_ROLE = "context"
+"""The role of conversation history a client supplied (an OpenAI client's earlier `assistant`
+turns): context for rewriting the question, never listed, rendered or exported as a reply."""
+
+
 @dataclass(frozen=True)
 class ChatMessage:
     """One message; `seq` orders a session, `data` holds the rewrite and the answer JSON."""
@@ -70,6 +92,9 @@ class ChatMessage:
     run_id: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
+    labels: tuple[str, ...] | None = None
+    """The labels of the text this message was produced under, kept with it; None when
+    unknown (client-supplied context, rows from before labels were kept): restricted."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape used by the API and the window cache."""
@@ -83,6 +108,7 @@ class ChatMessage:
             "run_id": self.run_id,
             "data": self.data,
             "created_at": self.created_at,
+            "labels": None if self.labels is None else list(self.labels),
         }
 
     @classmethod
@@ -91,6 +117,7 @@ class ChatMessage:
         return cls(
             d["id"], d["session_id"], int(d["seq"]), d["role"], d["content"], d["status"],
             d.get("run_id"), dict(d.get("data") or {}), d.get("created_at", ""),
+            None if d.get("labels") is None else tuple(d["labels"]),
         )  # fmt: skip
 
 

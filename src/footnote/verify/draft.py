@@ -25,6 +25,9 @@ class DraftSentence:
     text: str
     cites: list[str]
     quote: str = ""
+    by_code: bool = False
+    """Written by code from the cited item's own labels and value (a table cell's answer):
+    entailed by construction, so checked without the judge and held to no verbatim rule."""
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any
 
 from footnote.events import AnswerDelta, CitationEvent, Done, Event, Final, Status, Verification
 from footnote.textnorm import text_lang
-from footnote.types import Answer, Block, Usage
+from footnote.types import Answer, Block, Usage, flat_sentence
 from footnote.verify.answer import AnswerBuilder
 from footnote.verify.checks import CitationCheck, Judge, Thresholds, check_citation
 from footnote.verify.draft import Draft, draft_from_cited_text
@@ -63,6 +63,7 @@ def check_draft(
                     thresholds=thresholds,
                     question=question,
                     companions=[c for c in cites if c != cite],
+                    by_code=sentence.by_code,
                 )
                 record.update(
                     verdict=c.verdict,
@@ -89,7 +90,8 @@ def answer_events(answer: Answer) -> list[Event]:
     """The checked answer as it streams: each sentence's text, then its citations."""
     events: list[Event] = []
     for i, sentence in enumerate(answer.sentences):
-        events.append(AnswerDelta(sentence.text + " "))
+        text = flat_sentence(sentence.text, insufficient=sentence.marked_insufficient)
+        events.append(AnswerDelta(text + " "))
         events += [CitationEvent(i, c) for c in sentence.citations]
     return events
 

@@ -3,8 +3,10 @@
 The rows a composer was shown become row evidence (`Evidence.kind == "row"`) and its
 sentences a `Draft`; `verify.gate.check_draft` checks them like any other draft. A citation of
 a row the composer never saw is fabricated, dropped and counted; every value a sentence states
-must occur in a cited row (`verify.values`: names, numbers, dates); with a judge, entailment
-decides among sentences that pass those checks. The query's own parameters (the aligned
+must occur in a cited row (`verify.values`: names, numbers, dates), and every other content
+word must come from the question, the schema's vocabulary or the cited rows (`words`: an
+invented genre is unsupported even when the title and year are right); with a judge,
+entailment decides among sentences that pass those checks. The query's own parameters (the aligned
 entities the rows were selected by) are context for names: a row of `MATCH (p:Person {name:
 $person})-[:ACTED_IN]->(f)` is about `$person` even when it does not repeat it. The support
 score is the share of the composer's factual sentences that passed — never a constant.
@@ -13,11 +15,13 @@ score is the share of the composer's factual sentences that passed — never a c
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from footnote.store.graph.base import GraphRows
+from footnote.store.graph.base import GraphRows, GraphSpec
+from footnote.textnorm import QUESTION_WORDS_EN, STOP_WORDS_EN
 from footnote.types import Block, Citation, Sentence, Verdict
 from footnote.verify.checks import CitationCheck, Judge, Thresholds
 from footnote.verify.draft import Draft, DraftSentence
@@ -26,9 +30,23 @@ from footnote.verify.gate import check_draft
 from footnote.verify.values import VALUE_KINDS, dates_in, names_in
 
 __all__ = [
-    "GraphVerdict", "SentenceCheck", "ShownRows", "check_graph_sentence", "dates_in",
-    "names_in", "row_id", "row_text", "value_text", "verify_graph_answer",
+    "GraphVerdict", "SentenceCheck", "ShownRows", "check_graph_sentence", "content_words",
+    "dates_in", "names_in", "row_id", "row_text", "schema_words", "unsupported_words",
+    "value_text", "verify_graph_answer",
 ]  # fmt: skip
+CHECK_KINDS = (*VALUE_KINDS, "words")
+FRAME_WORDS = STOP_WORDS_EN | QUESTION_WORDS_EN | frozenset(
+    {"she", "he", "her", "his", "him", "hers", "they", "them", "their", "it", "its", "there",
+     "both", "each", "all", "none", "only", "also", "one", "two", "three", "four", "five", "six",
+     "seven", "eight", "nine", "ten", "being", "per", "total", "together", "answer", "result",
+     "results", "row", "rows", "graph", "query", "record", "records", "following", "include",
+     "includes", "included", "including", "listed", "named", "called", "s", "t", "january",
+     "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"}
+)  # fmt: skip
+"""Function words and the words of framing an answer: never a claim about the rows."""
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 
 def row_id(i: int) -> str:
@@ -91,7 +109,8 @@ class SentenceCheck:
     cited: tuple[str, ...]
     fabricated: tuple[str, ...]
     missing: dict[str, list[str]] = field(default_factory=dict)
-    """Kind (`numbers`, `dates`, `names`) → values of the sentence found in no cited row."""
+    """Kind (`numbers`, `dates`, `names`, `words`) → what the sentence states that no cited
+    row (nor, for words, the question or schema) holds."""
     verdict: Verdict = "unsupported"
     judge_p: float | None = None
 
@@ -126,12 +145,17 @@ class SentenceCheck:
         out = {"id": "shown" if self.cited else "no shown row cited"}
         if self.fabricated:
             out["fabricated"] = ", ".join(self.fabricated)
-        for kind in VALUE_KINDS:
+        for kind in (*VALUE_KINDS, *(k for k in CHECK_KINDS[3:] if k in self.missing)):
             miss = self.missing.get(kind, [])
             out[kind] = "missing: " + ", ".join(miss) if miss else "present"
         if self.judge_p is not None:
             out["judge"] = f"P(supported) = {self.judge_p:.2f}"
-        if self.cited and not self.missing and self.verdict == "weak" and self.judge_p is None:
+        if (
+            self.cited
+            and not any(self.missing.values())
+            and self.verdict == "weak"
+            and self.judge_p is None
+        ):
             out["values"] = "states no name, number or date the rows could confirm"
         return out
 
@@ -185,6 +209,64 @@ class GraphVerdict:
         return " | ".join(parts)
 
 
+def _split_name(name: str) -> list[str]:
+    """`unitsInStock` → units, in, stock; `ACTED_IN` → acted, in."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ")
+    return spaced.lower().split()
+
+
+def schema_words(spec: GraphSpec) -> frozenset[str]:
+    """The schema's vocabulary: the words of its labels, relationship types and properties."""
+    names = [*spec.nodes, *spec.relationships]
+    names += [p for n in spec.nodes.values() for p in n.properties]
+    names += [p for r in spec.relationships.values() for p in r.properties]
+    return frozenset(w for n in names for w in _split_name(n))
+
+
+def _stem(word: str) -> str:
+    w = word.lower()
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)] + repl
+    return w
+
+
+def content_words(text: str) -> list[str]:
+    """The Latin-script words of `text` that could carry a claim (not function words)."""
+    words = (w.lower() for w in _LATIN_WORD.findall(text))
+    return [w for w in words if w not in FRAME_WORDS and len(w) > 1]
+
+
+def _known(word: str, stems: set[str]) -> bool:
+    st = _stem(word)
+    if st in stems:
+        return True
+    return len(st) >= 4 and any(
+        len(k) >= 4 and (st.startswith(k) or k.startswith(st)) for k in stems
+    )
+
+
+def unsupported_words(sentence: str, known: str, vocabulary: Collection[str] = ()) -> list[str]:
+    """Content words of `sentence` found neither in the text `known` (question, cited rows,
+    query parameters) nor in `vocabulary` (the schema's words), compared by a light stem
+    (`directed` ~ `DIRECTED`, `films` ~ `film`). Only Latin-script words are checked."""
+    stems = {_stem(w) for w in _WORD.findall(known)} | {_stem(v) for v in vocabulary}
+    return list(dict.fromkeys(w for w in content_words(sentence) if not _known(w, stems)))
+
+
+def _with_words(
+    check: SentenceCheck, rows: ShownRows, question: str, vocabulary: Collection[str] | None
+) -> SentenceCheck:
+    """`check` with the content words its cited rows, the question and the schema lack
+    (unchanged without a vocabulary: a caller that knows no schema cannot judge words)."""
+    if not check.cited or vocabulary is None:
+        return check
+    known = "\n".join([question, *rows.context, *(rows.rows[i] for i in check.cited)])
+    words = unsupported_words(check.text, known, vocabulary)
+    verdict = "unsupported" if words else check.verdict
+    return replace(check, missing={**check.missing, "words": words}, verdict=verdict)
+
+
 def verify_graph_answer(
     drafts: Sequence[tuple[str, Sequence[str]]],
     rows: ShownRows,
@@ -192,9 +274,12 @@ def verify_graph_answer(
     judge: Judge | None = None,
     thresholds: Thresholds = Thresholds(),
     question: str = "",
+    vocabulary: Collection[str] | None = None,
 ) -> GraphVerdict:
     """Check each (sentence, cited row ids) of a composed graph answer against `rows` with
-    the gate (`verify.gate.check_draft`); `judge` adds entailment after the value checks."""
+    the gate (`verify.gate.check_draft`), then, given `vocabulary` (the schema's words, a
+    template's own words), its content words against the question, the vocabulary and the
+    cited rows; `judge` adds entailment after the value checks."""
     draft = Draft([
         DraftSentence(t.strip(), list(dict.fromkeys(ids))) for t, ids in drafts if t.strip()
     ])  # fmt: skip
@@ -202,7 +287,10 @@ def verify_graph_answer(
         draft, rows.evidence(), judge=judge, thresholds=thresholds, question=question,
         max_cites=None,
     )  # fmt: skip
-    checks = tuple(SentenceCheck.of(s.text, r) for s, r in zip(draft.sentences, results, strict=True))
+    checks = tuple(
+        _with_words(SentenceCheck.of(s.text, r), rows, question, vocabulary)
+        for s, r in zip(draft.sentences, results, strict=True)
+    )
     kept = tuple(s for c in checks if (s := c.sentence(rows)) is not None)
     return GraphVerdict(checks, kept)
 

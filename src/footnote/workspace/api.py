@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,7 +32,17 @@ from footnote.pipelines.memory import ConversationMemory
 from footnote.pipelines.research.roles import Withheld
 from footnote.serialize import answer_to_dict, brief_to_dict
 from footnote.store.records import ChatMessage, ChatSession, ResearchRecord, User
-from footnote.types import Answer, Block, Brief, Document, Hit, Outline, Source, readable_by
+from footnote.types import (
+    Answer,
+    Block,
+    Brief,
+    Document,
+    Hit,
+    Outline,
+    Source,
+    readable_by,
+    shown_source,
+)
 from footnote.workspace.conversation import run_turn, turn_parts
 from footnote.workspace.core import IngestReport, ProgressFn, Workspace
 
@@ -175,15 +185,17 @@ class Library:
 
     def sources(self) -> list[Source]:
         """The current version of every source this caller may read."""
+        groups = self.user.groups
         records = self.workspace.store.list_sources()
-        return [r.source for r in records if readable_by(r.source, self.user.groups)]
+        return [shown_source(r.source, groups) for r in records if readable_by(r.source, groups)]
 
     def source(self, ref: str) -> Source:
-        """A readable source by id, id prefix or ingested path (NotFound otherwise)."""
+        """A readable source by id, id prefix or (unrestricted callers only) ingested path
+        (NotFound otherwise); a restricted caller sees the file name, not the server path."""
         source = self.workspace.resolve_source(ref, user_groups=self.user.groups).source
         if not readable_by(source, self.user.groups):
             raise NotFound(f"no source {ref!r}")
-        return source
+        return shown_source(source, self.user.groups)
 
     def document(self, ref: str) -> Document:
         """A readable source with its blocks and section tree."""
@@ -191,7 +203,7 @@ class Library:
         doc = self.workspace.store.get_document(source.id)
         if doc is None:
             raise NotFound(f"no source {ref!r}")
-        return doc
+        return replace(doc, source=source)
 
     def block(self, block_id: str) -> Block:
         """One block (a cell id `…#r1c2` gives its table) if this caller may read its source."""
@@ -339,21 +351,18 @@ class Library:
 
     # -- graphs ---------------------------------------------------------------------------
     def graphs(self) -> list[str]:
-        """The names of the workspace's graphs."""
-        return list(self.workspace.graph_catalog().names())
+        """The names of the workspace's graphs this caller may use."""
+        from footnote.workspace.graph import visible_graphs
+
+        return [s.name for s in visible_graphs(self.workspace, self.user.groups)]
 
     async def agraph_ask(self, graph: str, question: str) -> dict[str, Any]:
         """Answer from graph `graph` with guard-checked Cypher; the graph answer contract."""
         from footnote.pipelines.graph.qa import GraphRequest
-        from footnote.verify.cypher.guard import Principal
+        from footnote.workspace.graph import principal_for
 
-        groups = self.user.groups
-        who = (
-            Principal(self.user.id, unrestricted=True)
-            if groups is None
-            else Principal(self.user.id, {"groups": groups})
-        )
-        pipe = self.workspace.graph(graph)
+        who = principal_for(self.user.id, self.user.groups)  # as the HTTP route builds it
+        pipe = self.workspace.graph(graph, user_groups=self.user.groups)
         try:
             async for _ in pipe.run(GraphRequest(question, who)):
                 pass

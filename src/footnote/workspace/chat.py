@@ -15,6 +15,7 @@ from footnote.agent.paper_tools import add_paper_tools
 from footnote.events import Event, Final
 from footnote.index import SearchFilters
 from footnote.models.budget import Budget
+from footnote.models.roles import NO_EXTERNAL
 from footnote.pipelines.chat.pipeline import AnswerFn, ChatDeps, ChatPipeline, ChatTurn
 from footnote.pipelines.memory import ConversationMemory
 from footnote.pipelines.trace import Trace
@@ -54,17 +55,20 @@ class TurnParts:
 
 
 def labels_of(ws: Workspace, messages: Sequence[ChatMessage]) -> tuple[str, ...]:
-    """Labels of the sources cited by these messages' answers (they travel into prompts)."""
+    """Labels of the sources cited by these messages' answers, read as a reply is produced and
+    kept with it (`ChatMessage.labels`); a cited block or source that cannot be read counts as
+    `no-external-model`."""
     ids = [
         str(c["id"]).split("#", 1)[0]
         for m in messages
         for s in ((m.data.get("answer") or {}).get("sentences") or [])
         for c in s.get("citations", [])
     ]
-    labels: dict[str, None] = {}
-    for block in ws.store.get_blocks(ids).values():
+    blocks = ws.store.get_blocks(ids)
+    labels: dict[str, None] = {NO_EXTERNAL: None} if set(ids) - set(blocks) else {}
+    for block in blocks.values():
         record = ws.store.get_source(block.source_id)
-        for label in record.source.labels if record else ():
+        for label in record.source.labels if record else (NO_EXTERNAL,):
             labels[label] = None
     return tuple(labels)
 

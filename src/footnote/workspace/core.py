@@ -6,6 +6,7 @@ CLI, server, evaluation and integration tests all go through `Workspace`.
 from __future__ import annotations
 
 import hashlib
+import shutil
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from footnote.errors import (
 from footnote.events import Event, Final
 from footnote.ingest import discover, identities, is_current
 from footnote.ingest.pool import ParseResult, parse_many
+from footnote.labels import normalise_labels
 from footnote.serialize import answer_to_dict
 from footnote.store import SourceRecord
 from footnote.store.base import (
@@ -60,6 +62,8 @@ _COSINE_BANDS: dict[str, tuple[float, float]] = {
 }
 
 Outcome = Literal["added", "new_version", "unchanged", "failed"]
+UPLOAD_TICKET = "upload.json"
+"""Beside each kept upload: who sent it and how to ingest it, so an interrupted ingest resumes."""
 
 
 @dataclass(frozen=True)
@@ -252,7 +256,8 @@ class Workspace:
         record per owner and visibility (`types.scoped_source_id`), and an owned source is
         private to its owner plus `acl_groups` unless `public`. A file whose indexing was
         interrupted keeps its stored blocks and committed vectors; ingesting it again resumes.
-        Labelled files the bound embedder may not see are refused before anything is stored.
+        Labelled files the bound embedder may not see are refused before anything is stored;
+        labels are normalised, and an unknown licence-like one refused (`normalise_labels`).
         """
         missing = [str(p) for p in paths if not Path(p).exists()]
         if missing:
@@ -262,7 +267,7 @@ class Workspace:
         groups = tuple(dict.fromkeys([*settings.default_acl_groups, *acl_groups]))
         settings = settings.model_copy(
             update={
-                "default_labels": tuple(dict.fromkeys([*settings.default_labels, *labels])),
+                "default_labels": normalise_labels([*settings.default_labels, *labels]),
                 "default_acl_groups": owned_acl(owner, groups, public=public),
             }
         )
@@ -319,7 +324,9 @@ class Workspace:
             if known is not None and is_current(known.source, settings):
                 if index and not self.indexer.is_indexed(known.source.id):
                     self._index(known.source, path, progress)
-                return FileResult(path, "unchanged", known.source, known.blocks)
+                stored = self.store.get_document(known.source.id)
+                kinds = _count_kinds(stored) if stored else {}
+                return FileResult(path, "unchanged", known.source, known.blocks, kinds)
         return None
 
     def _store_one(
@@ -371,20 +378,29 @@ class Workspace:
 
     # -- lookup ---------------------------------------------------------------------------
     def resolve_source(
-        self, ref: str, *, user_groups: tuple[str, ...] | None = None, paths: bool = True
+        self, ref: str, *, user_groups: tuple[str, ...] | None = None, paths: bool | None = None
     ) -> SourceRecord:
-        """A source by id, unique id prefix, or (with `paths`) the path of a file already
-        ingested, among the sources `user_groups` may read: another user's sources are neither
-        matched nor counted (a caller over HTTP passes its groups and `paths=False`)."""
+        """A source by id, unique id prefix, or (with `paths`) the path or name of a file
+        already ingested, among the sources `user_groups` may read: another user's sources are neither
+        matched nor counted. Paths resolve only for unrestricted callers (the local user, an
+        admin): a restricted caller can never learn whether a server path exists."""
         record = self.store.get_source(ref)
         if record and readable_by(record.source, user_groups):
             return record
+        paths = user_groups is None if paths is None else paths and user_groups is None
         path = _as_path(ref) if paths else None
         if path is not None:
             record = self.store.find_source_by_uri(str(path.resolve()))
             if record and readable_by(record.source, user_groups):
                 return record
             raise NotFound(f"{ref} has not been ingested yet: run `footnote ingest {ref}` first")
+        listed = self.store.list_sources() if paths else []
+        named = [r for r in listed if Path(r.source.uri).name == ref]
+        if len(named) == 1:  # an ingested file's name (`footnote show paper.pdf`)
+            return named[0]
+        if named:
+            ids = ", ".join(r.source.id for r in named)
+            raise UsageError(f"{len(named)} ingested files are named {ref!r} ({ids}); give an id")
         matches = [
             r
             for r in self.store.list_sources(include_superseded=True)
@@ -490,15 +506,25 @@ class Workspace:
 
         return graph_catalog(self.settings.graph, self.dir)
 
-    def graph(self, name: str) -> GraphQAPipeline:
-        """The graph QA pipeline over graph `name` (each question a traced `graph` run)."""
+    def graph(self, name: str, *, user_groups: tuple[str, ...] | None) -> GraphQAPipeline:
+        """The graph QA pipeline over graph `name` for a caller with `user_groups` (each
+        question a traced `graph` run); a graph the caller may not use is `NotFound`."""
         from footnote.workspace.graph import graph_pipeline
 
-        return graph_pipeline(self, name)
+        return graph_pipeline(self, name, user_groups=user_groups)
+
+    def upload_dir(self, source_id: str) -> Path:
+        """Where an upload over HTTP keeps its file and its ticket (`<workspace>/uploads/<id>`)."""
+        return self.dir / "uploads" / source_id
 
     def delete_source(self, ref: str) -> Source:
-        """Delete a source, its blocks and its index entries."""
+        """Delete a source, its blocks, its index entries and its kept upload (the ticket
+        first: a restart never resumes a deleted upload)."""
         record = self.resolve_source(ref)
+        kept = self.upload_dir(record.source.id)
+        if kept.is_dir():
+            (kept / UPLOAD_TICKET).unlink(missing_ok=True)
+            shutil.rmtree(kept)
         self.indexer.remove_source(record.source.id)
         self.store.delete_source(record.source.id)
         return record.source

@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from footnote.errors import NotFound
-from footnote.pipelines.export.answers import answer_document, thread_document
+from footnote.pipelines.export.answers import CitedPassage, answer_document, thread_document
 from footnote.pipelines.export.document import EvidenceItem, ExportDoc, Work, brief_document
 from footnote.pipelines.export.render import render
 from footnote.pipelines.export.works import work_key
 from footnote.pipelines.research.roles import readable_cards
-from footnote.types import EvidenceCard, Source, label_refusal, readable_by
+from footnote.types import Block, EvidenceCard, Source, label_refusal, readable_by
 from footnote.workspace.core import Workspace
 from footnote.workspace.research import research_store
 from footnote.workspace.review import review_store, signed_brief
@@ -86,19 +86,19 @@ def export_brief(
     return out, doc
 
 
-def _cited(ws: Workspace, user_groups: tuple[str, ...] | None) -> Any:
+def _cited(ws: Workspace, user_groups: tuple[str, ...] | None) -> CitedPassage:
     works, readers = _Works(), ws.settings.export.label_readers
 
-    def cited(evidence_id: str, citation: dict[str, Any]) -> tuple[EvidenceItem, bool] | None:
+    def cited(evidence_id: str) -> tuple[Block, EvidenceItem, bool] | None:
+        """The stored block and its appendix entry: page, section and text all from the store."""
         block = ws.store.get_block(evidence_id.split("#", 1)[0])
         record = ws.store.get_source(block.source_id) if block else None
         if block is None or record is None:
             return None
         s = record.source
-        page = citation.get("page") or block.page
-        where = " › ".join(citation.get("section") or block.section_path)
-        locator = f"p. {page}" + (f", {where}" if where else "")
-        item = EvidenceItem(0, evidence_id, str(citation.get("quote") or block.text[:400]),
+        where = " › ".join(block.section_path)
+        locator = f"p. {block.page}" + (f", {where}" if where else "")
+        item = EvidenceItem(0, evidence_id, block.text[:400],
                             s.title, locator, url=s.uri if "://" in s.uri else "",
                             fetched_at=s.fetched_at or record.created_at, content_hash=s.sha256,
                             published_at=s.published_at, labels=s.labels,
@@ -106,14 +106,15 @@ def _cited(ws: Workspace, user_groups: tuple[str, ...] | None) -> Any:
         ok = readable_by(s, user_groups) and (
             label_refusal(s.labels, user_groups, s.acl_groups, readers) is None
         )
-        return item, ok
+        return block, item, ok
 
     return cited
 
 
 def export_answer(ws: Workspace, answer: dict[str, Any], fmt: str, *,
                   user_groups: tuple[str, ...] | None = None) -> tuple[bytes, ExportDoc]:  # fmt: skip
-    """An answer (the public answer contract) in `fmt`."""
+    """An answer (the public answer contract) in `fmt`, re-checked against the library first
+    (`pipelines.export.answers`): a file's sentences, quotes and verdicts are not trusted."""
     doc = answer_document(answer, _cited(ws, user_groups))
     return render(doc, fmt), doc
 

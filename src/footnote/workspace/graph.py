@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from footnote.config import GraphSettings
-from footnote.index.graph.align import entity_index
+from footnote.errors import NotFound, UsageError
+from footnote.index.graph.align import build_alignment, entity_index
 from footnote.pipelines.graph.context import ExampleRetriever, example_library
+from footnote.pipelines.graph.ladder import fallback_rung
 from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline
 from footnote.store.graph.base import GraphSpec, GraphStore
-from footnote.store.graph.catalog import GraphCatalog
+from footnote.store.graph.catalog import DERIVED_DIR, GraphCatalog
 from footnote.verify.cypher.guard import Principal
 
 if TYPE_CHECKING:
@@ -38,7 +40,10 @@ def graph_catalog(settings: GraphSettings, workspace_dir: Path) -> GraphCatalog:
     def opener(folder: Path, spec: GraphSpec, writable: bool) -> GraphStore:
         return open_graph_store(settings, folder, spec, writable)
 
-    return GraphCatalog(settings, workspace_dir, opener)
+    def aligned(folder: Path, store: GraphStore) -> None:  # the alias table, once per import
+        build_alignment(store, folder).close()
+
+    return GraphCatalog(settings, workspace_dir, opener, aligned)
 
 
 def principal_for(user_id: str, groups: tuple[str, ...] | None) -> Principal:
@@ -64,17 +69,32 @@ def visible_graphs(ws: Workspace, groups: tuple[str, ...] | None) -> list[GraphS
     return [s for s in specs if s.readable_by(groups)]
 
 
+def readable_graph(ws: Workspace, name: str, groups: tuple[str, ...] | None) -> GraphSpec:
+    """The spec of graph `name` if a caller with `groups` may use it (the source visibility
+    rule); otherwise `NotFound`, the same answer as for a graph that does not exist."""
+    try:
+        spec = ws.graph_catalog().spec(name)
+    except (NotFound, UsageError):
+        spec = None
+    if spec is None or not spec.readable_by(groups):
+        raise NotFound(f"no graph {name!r} (see `footnote graph ls`)")
+    return spec
+
+
 def graph_pipeline(
     ws: Workspace,
     name: str,
     *,
+    user_groups: tuple[str, ...] | None,
     owns_run: bool = True,
     models: Mapping[str, RoleModel] | None = None,
 ) -> GraphQAPipeline:
-    """The graph QA pipeline over graph `name`, wired with the workspace's models (or only
+    """The graph QA pipeline over graph `name` for a caller with `user_groups` (a graph they
+    may not use is `NotFound`, like a missing one), wired with the workspace's models (or only
     `models`, by role, when given: no embedder then); every question it answers is recorded
     as a `graph` run with spans in the run store (started and finished by the pipeline, or
     by the server's run hub with `owns_run=False`)."""
+    readable_graph(ws, name, user_groups)
     cfg, roles = ws.settings.graph, ws.models
     catalog = ws.graph_catalog()
     store = catalog.open(name)
@@ -92,13 +112,19 @@ def graph_pipeline(
         if models is None and roles.is_bound("embed")
         else None
     )
+    # the fallback rung is another model only when one other than `cypher` is bound to it
+    ids = {
+        r: roles.binding(r).url if models is None else getattr(models.get(r), "name", "")
+        for r in ("cypher", "cypher_fallback")
+    }
+    stronger = fallback_rung(ids["cypher"], ids["cypher_fallback"]) == "model"
     deps = GraphDeps(
         store=store,
-        index=entity_index(store, embedder, cfg, catalog.folder(name) / "cache"),
+        index=entity_index(store, embedder, cfg, catalog.folder(name) / DERIVED_DIR),
         settings=cfg,
         understand_model=role("understand", cfg.understand == "rules"),
         cypher_model=role("cypher"),
-        fallback_model=role("cypher_fallback"),
+        fallback_model=role("cypher_fallback", not stronger),
         answer_model=role("compose", cfg.answer == "template"),
         judge_model=role("judge", cfg.answer == "template" or not cfg.judge),
         examples=ExampleRetriever(example_library(store.spec, catalog.folder(name))),

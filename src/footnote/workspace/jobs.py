@@ -97,12 +97,21 @@ def ingest_task(ws: Workspace, payload: dict[str, Any], ctx: JobContext) -> dict
     Stage `ingest` stores and indexes every file (a file stored by an earlier attempt is only
     indexed further); its per-file outcome is the result. A file stored but not fully indexed
     (the index write failed, e.g. a deadlock between workers) fails the attempt, so the job is
-    tried again and resumes the indexing; a file that cannot be parsed is a result, not retried."""
+    tried again and resumes the indexing; a file that cannot be parsed, or is gone (a deleted
+    upload: a retry never brings it back), is a result, not retried."""
+
+    gone: list[dict[str, Any]] = []
 
     def run() -> list[dict[str, Any]]:
-        with ingest_guard(ws):
+        with ingest_guard(ws):  # a deletion holds it too: a deleted upload's file is gone
+            paths = [Path(p) for p in payload["paths"]]
+            gone[:] = [{"path": str(p), "outcome": "failed", "blocks": 0, "source_id": None,
+                        "error": "the file is gone (deleted)"} for p in paths if not p.exists()]  # fmt: skip
+            paths = [p for p in paths if p.exists()]
+            if not paths:
+                return []
             report = ws.ingest(
-                [Path(p) for p in payload["paths"]], labels=tuple(payload.get("labels", ())),
+                paths, labels=tuple(payload.get("labels", ())),
                 acl_groups=tuple(payload.get("acl_groups", ())),
                 owner=str(payload.get("owner", "")), public=bool(payload.get("public", False)),
             )  # fmt: skip
@@ -115,7 +124,7 @@ def ingest_task(ws: Workspace, payload: dict[str, Any], ctx: JobContext) -> dict
             for r in report.results
         ]  # fmt: skip
 
-    files = ctx.stage("ingest", run)
+    files = ctx.stage("ingest", run) + gone
     return {"files": files, "failed": sum(1 for f in files if f["outcome"] == "failed")}
 
 

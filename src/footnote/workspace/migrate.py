@@ -32,11 +32,11 @@ TABLES: list[tuple[str, str, str]] = [
      "parser, owner", "id"),
     ("blocks", "id, source_id, kind, text, page, bbox, section_path, ord, lang, data", "id"),
     ("users", "id, groups, created_at, admin", "id"),
-    ("api_keys", "key_hash, user_id, label, created_at", "key_hash"),
+    ("api_keys", "key_hash, user_id, label, created_at, last_used_at", "key_hash"),
     ("chat_sessions", "user_id, id, title, summary, summary_upto, last_seq, created_at, "
      "updated_at, summary_labels", "user_id, id"),
     ("chat_messages", "id, user_id, session_id, seq, role, content, status, run_id, data, "
-     "created_at", "id"),
+     "created_at, labels", "id"),
     ("runs", "id, kind, user_id, session_id, input, status, output, created_at, finished_at",
      "id"),
     ("spans", "run_id, seq, kind, name, data, started_at, duration_s", "run_id, seq"),

@@ -150,8 +150,19 @@ def start_research(
     mode: str | None = None, user_id: str = "local", user_groups: tuple[str, ...] | None = None,
     run_id: str | None = None,
 ) -> tuple[str, Outline]:  # fmt: skip
-    """Propose an outline for a question and record the run (nothing is searched yet)."""
+    """Propose an outline for a question and record the run (nothing is searched yet). A
+    restricted caller's budgets are clamped to the configured ones (`research.budget_tokens`,
+    `research.budget_minutes`): a user may ask for less, never more."""
     mode = mode or ws.settings.research.mode
+    for name, value in (("budget-tokens", budget_tokens), ("budget-minutes", budget_minutes)):
+        if value is not None and not value > 0:
+            raise UsageError(f"invalid budget: --{name} must be above 0 (got {value})")
+    if user_groups is not None:
+        cfg = ws.settings.research
+        if budget_tokens is not None:
+            budget_tokens = min(budget_tokens, cfg.budget_tokens)
+        if budget_minutes is not None:
+            budget_minutes = min(budget_minutes, cfg.budget_minutes)
     if mode not in ("brief", "baseline"):
         raise UsageError(f"unknown research mode {mode!r}; expected brief or baseline")
     outline = propose_outline(question, template, web=web)

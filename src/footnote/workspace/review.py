@@ -10,7 +10,7 @@ from typing import Any
 
 from footnote.errors import NotFound, UsageError
 from footnote.models.budget import Budget
-from footnote.pipelines.research.checks import check_section, has_key_number
+from footnote.pipelines.research.checks import check_section, has_key_number, judge_not_used
 from footnote.pipelines.research.models import ResearchModels
 from footnote.pipelines.review.decisions import (
     DECISIONS,
@@ -85,7 +85,8 @@ def review_view(ws: Workspace, run_id: str) -> dict[str, Any]:
                 "ticked": state.ticks.get(c.id) == text_hash(current_text(c, state)),
             })  # fmt: skip
         sections.append({"item_id": s.item_id, "title": s.title, "coverage": s.coverage,
-                         "bound_cards": list(s.bound_cards), "claims": claims})  # fmt: skip
+                         "bound_cards": list(s.bound_cards), "claims": claims,
+                         "judge_not_used": judge_not_used(s.notes)})  # fmt: skip
     conflicts = [
         {**to_plain(c), "resolution": state.resolutions.get(c.id)} for c in brief.conflicts
     ]

@@ -53,6 +53,8 @@ def test_good_cases_round_trip(tmp_path: Path) -> None:
         (json.dumps({**GOOD, "evidence": [{"page": 0, "quote": "x"}]}), "evidence[0].page"),
         (json.dumps({**GOOD, "accept": [True]}), '"accept" must be a list'),
         (json.dumps(GOOD), ":2: duplicate id 'q1' (first on line 1)"),
+        (json.dumps({**GOOD, "id": "q3", "answer_type": "number"}), "\"answer_type\" is 'number'"),
+        (json.dumps({**GOOD, "id": "q3", "parts": 0}), '"parts" must be ≥ 1'),
     ],
 )
 def test_bad_lines_name_file_and_line(tmp_path: Path, line: str, message: str) -> None:
@@ -77,3 +79,14 @@ def test_select_filters_then_limits(tmp_path: Path) -> None:
     assert select(cases, langs=["zh"]) == []
     with pytest.raises(CaseError.__mro__[1]):
         select(cases, types=["nonsense"])
+
+
+def test_answer_type_and_parts_round_trip(tmp_path: Path) -> None:
+    """The fields answer-type scoring reads (issue 29) survive reading and writing."""
+    row = {**GOOD, "answer_type": "count", "parts": 2}
+    [case] = read_cases(_write(tmp_path, row))
+    assert case.answer_type == "count" and case.parts == 2
+    out = tmp_path / "out.jsonl"
+    write_cases(out, [case])
+    assert json.loads(out.read_text())["answer_type"] == "count"
+    assert read_cases(out) == [case]

@@ -42,7 +42,9 @@ def test_errors_are_counted_apart_from_refusals() -> None:
     m = aggregate(cases, scores)
     assert m["errors"] == 2 and m["refusals"] == 1 and m["n"] == 3
     assert m["refusal_recall"] == 0.5 and m["refusal_precision"] == 1.0
-    assert m["false_refusal_rate"] == 0.0 and m["correct"] == round(1 / 3, 4)
+    # the only answerable case errored: no false-refusal rate (n=0), not a flattering 0.0
+    assert m["false_refusal_rate"] is None and m["rates"]["false_refusal_rate"]["n"] == 0
+    assert m["correct"] == round(1 / 3, 4) and m["accuracy_answerable"] == 0.0
 
 
 def test_headline_fabricated_ids_are_what_the_model_cited() -> None:

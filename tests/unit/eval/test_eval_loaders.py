@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from footnote.errors import UsageError
-from footnote.eval.loaders import load_dataset
+from footnote.errors import NotFound, UsageError
+from footnote.eval.cases import ANSWER_TYPES
+from footnote.eval.loaders import dev_half, load_dataset, materialise_paper, qasper_markdown
+from footnote.eval.metrics import score_case
 from footnote.eval.verifier import evaluate_verifier, load_claims
 
 PAPER = "Introduction\nWe study fusion of rankings for retrieval. It works well in practice today.\nResults\nHybrid retrieval reached a recall of 0.74 on the test set, ahead of BM25."
@@ -140,6 +142,26 @@ def test_qasper_hf_and_official_formats(data: Path, tmp_path: Path) -> None:
     assert official.cases[0].accept == ("P one",)
 
 
+def test_qasper_papers_of_the_dev_set_are_written_as_the_loaders_write_them(
+    data: Path, tmp_path: Path
+) -> None:
+    """A dev-set case names a QASPER paper `FILE#ID`; it becomes a Markdown file to ingest."""
+    leval = load_dataset("qasper-leval", data_dir=data, cache_dir=tmp_path / "a").cases[0]
+    pid = Path(leval.paper).stem
+    ref = f"qasper-partial/leval_scientific_qa.jsonl#{pid}"
+    md = materialise_paper(data, tmp_path / "b", ref)
+    assert md.read_text() == Path(leval.paper).read_text()
+    assert md == materialise_paper(data, tmp_path / "b", ref)  # written once
+    hf = qasper_markdown(data, "qasper-partial/qasper_train_sample10_hf_format.jsonl#1909.2")
+    assert hf.startswith("# T") and "## Intro" in hf and "P two." in hf
+    with pytest.raises(NotFound):
+        qasper_markdown(data, "qasper-partial/qasper_train_sample10_hf_format.jsonl#1909.9")
+    assert (
+        materialise_paper(data, tmp_path, "paperqa-stub-papers/a.md")
+        == (data / "paperqa-stub-papers" / "a.md").resolve()
+    )
+
+
 def test_paperqa_pages_and_refusals(data: Path, tmp_path: Path) -> None:
     ds = load_dataset("paperqa", data_dir=data, cache_dir=tmp_path)
     page, refuse, xai = ds.cases
@@ -214,7 +236,14 @@ def test_footnote_dev_set_is_packaged_and_splits_by_id_parity(tmp_path: Path) ->
     full = load_dataset("footnote-dev", data_dir=tmp_path, cache_dir=tmp_path / "c")
     fit = load_dataset("footnote-dev-fit", data_dir=tmp_path, cache_dir=tmp_path / "c")
     test = load_dataset("footnote-dev-test", data_dir=tmp_path, cache_dir=tmp_path / "c")
-    assert len(full.cases) >= 80
+    assert len(full.cases) >= 200 and len(test.cases) >= 100
+    assert all(c.answer_type in ANSWER_TYPES for c in full.cases)
+    assert sum(c.parts >= 2 for c in full.cases) >= 10
+    for c in full.cases:  # every gold answer is itself scored right by the evaluator
+        shown = {"status": "answered", "answer": c.answer or "", "citations": [],
+                 "sentences": [{"text": c.answer}] if c.answer else []}  # fmt: skip
+        refusal = {"status": "no_evidence", "answer": "", "citations": [], "sentences": []}
+        assert score_case(c, refusal if c.unanswerable else shown)["correct"], c.id
     assert {c.id for c in fit.cases} | {c.id for c in test.cases} == {c.id for c in full.cases}
     assert not {c.id for c in fit.cases} & {c.id for c in test.cases}
     assert all(int(c.id[-1]) % 2 == 0 for c in fit.cases)
@@ -244,3 +273,34 @@ def test_footnote_dev_quotes_are_on_their_pages() -> None:
         [sys.executable, str(script), "--data-dir", str(SHARED)], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not (SHARED / "qasper-partial").is_dir(), reason="needs ../shared/data")
+def test_check_devset_rejects_held_out_and_misnamed_qasper_papers(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    base = {"question": "q?", "type": "unanswerable", "answer": None, "answer_type": "name"}
+    rows = [
+        {**base, "id": "x-1", "paper": "sci-pdfs/pdfs/N18-3011.pdf", "notes": "n"},
+        {**base, "id": "x-3", "notes": "QASPER train 2004.07180 (written); n",
+         "paper": "qasper-partial/qasper_train_sample10_hf_format.jsonl#1909.00694"},
+        {**base, "id": "x-5", "notes": "QASPER dev 1910.06592 (written); n",
+         "paper": "qasper-partial/leval_scientific_qa.jsonl#leval-8ffb164081"},
+    ]  # fmt: skip
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "check-devset"), str(path), "--data-dir",
+         str(SHARED)], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 1
+    fails = {line.split()[1]: line for line in done.stdout.splitlines() if line.startswith("FAIL")}
+    assert "uses a paper held out" in fails["x-1"]
+    assert "held out" in fails["x-3"]
+    assert "notes name 1910.06592, the text is QASPER paper ['1902.09666']" in fails["x-5"]
+
+
+def test_dev_half_is_the_id_parity() -> None:
+    assert dev_half("fd-083") == "test" and dev_half("fd-204") == "fit"

@@ -84,7 +84,7 @@ def test_the_default_thresholds_are_the_fitted_ones_and_their_record_holds() -> 
 
     from types import SimpleNamespace
 
-    store = SimpleNamespace(spec=SimpleNamespace(aliases={}),
+    store = SimpleNamespace(spec=SimpleNamespace(aliases={}, nodes={}),
                             entities=lambda: [("Film", "Red River", "Red River", [])])  # fmt: skip
     idx = entity_index(store, HashEmbedder(), GraphSettings(), None)  # type: ignore[arg-type]
     assert (idx.min_cosine, idx.margin) == (record["min_cosine"], record["ambiguity_margin"])

@@ -21,7 +21,7 @@ from footnote.verify import gate
 from footnote.verify.cypher.guard import Principal
 from footnote.verify.graph_answer import ShownRows, check_graph_sentence, verify_graph_answer
 
-REVERSED = "Ada Stone never acted in Blue Lake (1999)."
+REVERSED = "Ada Stone directed Blue Lake (1999)."  # she acted in it; every word is supported
 TRUE = "Ada Stone acted in Blue Lake (1999)."
 
 
@@ -54,10 +54,14 @@ def test_a_reversed_sentence_passes_the_value_checks_but_not_the_judge() -> None
 
     def judge(claim: str, passage: str) -> float:
         asked.append((claim, passage))
-        return 0.05 if "never" in claim else 0.95
+        return 0.05 if "directed" in claim else 0.95
 
     bad = check_graph_sentence(REVERSED, ["row:0"], shown, judge=judge)
-    assert not bad.ok and bad.verdict == "unsupported" and bad.reasons["judge"] == "P(supported) = 0.05"
+    assert (
+        not bad.ok
+        and bad.verdict == "unsupported"
+        and bad.reasons["judge"] == "P(supported) = 0.05"
+    )
     assert check_graph_sentence(TRUE, ["row:0"], shown, judge=judge).ok
     assert asked[0] == (REVERSED, "Ada Stone\ntitle: Blue Lake; year: 1999")
 
@@ -112,7 +116,7 @@ async def test_graph_judge_setting_has_an_effect(
     unjudged = await _answer(_pipe(films, films_index, judge=False))
     judged_pipe = _pipe(films, films_index, judge=True)
     judged = await _answer(judged_pipe)
-    assert "never" in unjudged  # the value checks alone cannot see a reversal
-    assert "never" not in judged  # the judge said no: the template answer is shown instead
+    assert "directed" in unjudged  # the value and word checks cannot see a reversal
+    assert "directed" not in judged  # the judge said no: the template answer is shown
     assert judged_pipe.deps.judge_model is not None
     assert judged_pipe.deps.judge_model.model.calls  # type: ignore[attr-defined]

@@ -1,8 +1,16 @@
 """The server-side row cap: every RETURN part gets a LIMIT, larger literal LIMITs are
-lowered, non-literal ones refused — so no engine materialises more than the cap."""
+lowered, non-literal ones refused — so no engine materialises more than the cap. The cap is
+a probe of the server's, not the question's: the query as shown leaves it out."""
 
 from __future__ import annotations
 
+from footnote.config import GraphSettings
+from footnote.events import GraphAnswer
+from footnote.index.graph.align import EntityIndex
+from footnote.models.fake import FakeChatModel
+from footnote.models.ledger import Ledger
+from footnote.models.roles import RoleModel
+from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
 from footnote.store.graph.ladybug import LadybugGraph
 from footnote.verify.cypher.guard import GraphGuard, Principal, cap_rows
 
@@ -28,3 +36,35 @@ def test_guard_caps_what_the_engine_returns(films: LadybugGraph) -> None:
     assert len(films.query(v.cypher, v.params, limit=100, timeout_s=5).rows) == 2
     bad = guard.check("MATCH (p:Person) RETURN p.name AS name LIMIT $n", {"n": 5})
     assert not bad.ok and bad.reasons == ("LIMIT must be a literal number",)
+
+
+def test_guard_shows_the_query_without_its_row_cap_probe(films: LadybugGraph) -> None:
+    guard = GraphGuard(films, row_cap=201)  # row_limit + 1: tells a full result from a cut one
+    who = Principal(unrestricted=True)
+    v = guard.check("MATCH (p:Person) RETURN p.name AS name", {}, who)
+    assert v.ok and v.cypher.endswith(" LIMIT 201") and "LIMIT" not in v.shown
+    assert v.cypher == v.shown + " LIMIT 201"
+    asked = guard.check("MATCH (p:Person) RETURN p.name AS name LIMIT 5", {}, who)
+    assert asked.ok and asked.cypher.endswith("LIMIT 5") and asked.shown == ""  # as it ran
+
+
+async def test_answer_shows_the_query_with_its_values_and_rows_as_sentences(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    written = (
+        "MATCH (p:Person)-[:ACTED_IN]->(f:Film) WHERE p.name = 'Ada Stone' AND f.year > 1990 "
+        "RETURN f.title AS title, f.year AS year ORDER BY year"
+    )
+    cypher = RoleModel("cypher", FakeChatModel([written]), ledger=Ledger(), external=False)
+    cfg = GraphSettings(understand="rules", answer="template", retries=1)
+    pipe = GraphQAPipeline(
+        GraphDeps(store=films, index=films_index, settings=cfg, cypher_model=cypher)
+    )
+    req = GraphRequest("Which films after 1990 did Ada Stone act in?", Principal(unrestricted=True))
+    events = [e async for e in pipe.run(req)]
+    answer = next(e for e in events if isinstance(e, GraphAnswer))
+    assert answer.status == "answered" and pipe.outcome.cypher.endswith("LIMIT 201")  # it ran so
+    assert "LIMIT" not in answer.cypher and "$__s0" in answer.cypher
+    assert answer.params == {"__s0": "Ada Stone"}
+    # the rows as sentences (template fallback for a generated query), not `title: …` dumps
+    assert answer.text == "Blue Lake (year 1999). Red River (year 2001)."

@@ -105,7 +105,7 @@ async def test_no_model_and_no_template_refuses(
 
 
 async def test_empty_result_is_no_rows(films: LadybugGraph, films_index: EntityIndex) -> None:
-    cypher = role("cypher", ["MATCH (f:Film) WHERE f.year > 3000 RETURN f.title AS title"])
+    cypher = role("cypher", ["MATCH (f:Film) WHERE f.year > 3000 RETURN f.title AS title"] * 5)
     p = pipe(films, films_index, cypher_model=cypher)
     events = await ask(p, "Which films come from the far future?")
     assert p.outcome.status == "no_rows"

@@ -128,6 +128,12 @@ def run(
     return finals[0].answer, events
 
 
+def sure(model: Any, claim: str, passage: str, **kw: Any) -> float:
+    """A judge that finds every claim entailed: without a judge a model's paraphrase is at most
+    weak (issue #30, finding 10)."""
+    return 0.9
+
+
 def cite(quote: str, cite_id: str, answer: str) -> str:
     return json.dumps({"quote": quote, "cite": cite_id, "answer": answer})
 
@@ -137,6 +143,7 @@ def test_supported_answer_cites_the_real_block(store: SqliteStore) -> None:
         store,
         "What accuracy did the model reach on SciQ?",
         [cite("reached an accuracy of 85% on the SciQ test set", "E1", "85% accuracy.")],
+        judge=sure,
     )
     assert answer.status == "answered"
     [sentence] = answer.sentences
@@ -166,7 +173,7 @@ def test_wrong_number_is_caught_then_revised(store: SqliteStore) -> None:
         cite("reached an accuracy of 85% on the SciQ test set", "E1", "It reached 95% accuracy."),
         cite("reached an accuracy of 85% on the SciQ test set", "E1", "It reached 85% accuracy."),
     ]
-    answer, events = run(store, "What accuracy did the model reach on SciQ?", script)
+    answer, events = run(store, "What accuracy did the model reach on SciQ?", script, judge=sure)
     first = next(e for e in events if isinstance(e, Verification))
     assert first.verdict == "unsupported" and "95%" in first.reasons["numbers"]
     assert answer.status == "answered"
@@ -235,6 +242,7 @@ def test_false_premise_is_corrected_with_a_citation(store: SqliteStore) -> None:
                 "The model reached 85% accuracy on SciQ.",
             )
         ],
+        judge=sure,
     )
     assert answer.status == "answered"
     note = answer.sentences[-1]
@@ -243,15 +251,19 @@ def test_false_premise_is_corrected_with_a_citation(store: SqliteStore) -> None:
 
 
 def test_judge_verdict_decides_weak(store: SqliteStore) -> None:
-    answer, _ = run(
+    answer, _events = run(
         store,
         "What accuracy did the model reach on SciQ?",
         [cite("reached an accuracy of 85% on the SciQ test set", "E1", "85% accuracy.")] * 3,
         judge=lambda model, claim, passage, **kw: 0.4,
     )
-    assert answer.status == "weak_evidence"
-    assert answer.sentences[0].marked_insufficient
-    assert answer.sentences[0].citations[0].verdict == "weak"
+    # only weakly supported: a clean refusal (issue #29) that shows no answer sentence; the
+    # passage the draft cited leads the nearest passages and its verdict is in the events
+    assert answer.status == "weak_evidence" and answer.sentences == ()
+    assert "weakly" in (answer.reason or "")
+    assert "85%" in answer.nearest[0].block.text
+    verdicts = [e for e in _events if isinstance(e, Verification)]
+    assert verdicts and all(v.verdict == "weak" for v in verdicts)
 
 
 def test_malformed_model_output_is_repaired_once_then_refused(store: SqliteStore) -> None:

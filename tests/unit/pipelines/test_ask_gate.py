@@ -37,6 +37,7 @@ def test_attach_mode_revises_a_failed_draft(store: SqliteStore, monkeypatch) -> 
         QUESTION,
         ["The model reached an accuracy of 95% on the SciQ test set.",
          "The model reached an accuracy of 85% on the SciQ test set."],
+        judge=lambda model, claim, passage, **kw: 0.9,  # a paraphrase needs the judge (#30)
     )  # fmt: skip
     assert answer.status == "answered" and "85%" in answer.text and "95%" not in answer.text
     drafts = [e for e in events if isinstance(e, Thinking)]
@@ -45,17 +46,21 @@ def test_attach_mode_revises_a_failed_draft(store: SqliteStore, monkeypatch) -> 
 
 
 def test_flat_answer_marks_weak_sentences(store: SqliteStore) -> None:
-    """Finding 8: the flat `answer` string dropped the "insufficiently supported" mark."""
+    """Finding 8: the flat `answer` string dropped the "insufficiently supported" mark. (A
+    weak-only answer is a refusal since issue #29: the weak sentence stands beside a supported one.)"""
+    draft = "The model reached an accuracy of 85% on SciQ. The corpus contains 1,213 annotated papers."
     answer, _ = run(
         store,
         QUESTION,
-        [cite("reached an accuracy of 85% on the SciQ test set", "E1", "85% accuracy.")] * 3,
-        judge=lambda model, claim, passage, **kw: 0.4,
+        [draft] * 3,
+        mode="attach",
+        judge=lambda model, claim, passage, **kw: 0.9 if "85%" in claim else 0.4,
     )
-    assert answer.sentences[0].marked_insufficient
-    assert answer.text == f"85% accuracy. {INSUFFICIENT_MARK}"
+    first, second = answer.sentences
+    assert not first.marked_insufficient and second.marked_insufficient
+    assert answer.text == f"{first.text} {second.text} {INSUFFICIENT_MARK}"
     assert answer_to_dict(answer)["answer"] == answer.text
-    assert answer.plain_text == "85% accuracy."
+    assert answer.plain_text == f"{first.text} {second.text}"
 
 
 async def test_unchecked_draft_is_never_stored_as_the_reply(tmp_path: Path) -> None:

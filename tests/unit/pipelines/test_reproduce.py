@@ -203,3 +203,28 @@ def test_the_tolerance_setting_widens_agreement() -> None:
 
 def test_rows_deduplicate_values() -> None:
     assert build_rows([])[0].field == "model"
+
+
+def test_a_setting_is_the_value_of_its_quoted_span() -> None:
+    """Issue 30, finding 12: "2e-5" was kept against a quote saying 2e-3 (the 5 came from
+    "5 epochs") and the right value written as 0.002 was rejected; a value the block states
+    elsewhere is not stated by the quote either."""
+    text = (
+        "We train for 5 epochs with a learning rate of 2e-3 and a batch size of 32. "
+        "The weight decay is 2e-5."
+    )
+    block = Block("0123abcd-p1-dddddd", "s", "paragraph", text, 1)
+    quote = "We train for 5 epochs with a learning rate of 2e-3 and a batch size of 32."
+    cands = [
+        rules.Candidate("learning_rate", value, block.id, quote, by="model")
+        for value in ("2e-5", "0.002", "2 × 10^-3", "2e-3")
+    ]
+    checked = verify_candidates(cands, evidence_of([block]))
+    kept = {c.value: bool(build_rows([(c, check)])[5].values) for c, check in checked}
+    assert kept == {"2e-5": False, "0.002": True, "2 × 10^-3": True, "2e-3": True}
+    lr = build_rows(checked)[5]
+    assert lr.field == "learning_rate" and [v.value for v in lr.values] == ["0.002"]
+    assert [r.value for r in lr.rejected] == ["2e-5"] and lr.rejected[0].reasons
+    # rules read the same sentence: the learning rate is 2e-3, nothing else
+    found = [c.value for c in rules.extract([block]) if c.field == "learning_rate"]
+    assert found == ["2e-3"]

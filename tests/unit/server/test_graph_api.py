@@ -77,6 +77,36 @@ def test_graphs_listed_by_acl(app_ws) -> None:
     assert status == 404  # a graph the caller may not see does not exist for them
 
 
+def test_requests_open_the_alignment_index_and_never_build_it(app_ws) -> None:
+    """The alias table was built when the graph was imported; requests only open it."""
+    from footnote.index.graph.aliases import BUILDS
+
+    client, _, keys = app_ws
+    before = dict(BUILDS)
+    for _ in range(2):
+        status, frames, _ = ask(client, keys["alice"], "Which films did Ada Stone act in?")
+        assert status == 200 and of(frames, "answer")[0]["status"] == "answered"
+    assert dict(BUILDS) == before
+
+
+def test_a_session_carries_the_conversation_for_its_own_caller(app_ws) -> None:
+    """`session` names a conversation: the follow-up is understood from the caller's earlier
+    turn (rebuilt from their recorded runs); the same name is a fresh session for another."""
+    client, _, keys = app_ws
+    body = {"graph": "films", "question": "Which films did Ada Stone act in?", "session": "s1"}
+    with client.stream("POST", "/v1/graph/ask", json=body, headers=keys["alice"]) as resp:
+        assert resp.headers["x-session-id"] == "s1"
+        wait_run(client, resp.headers["x-run-id"], keys["alice"])
+    _, frames, _ = ask(client, keys["alice"], "and when was she born?", session="s1")
+    answer = of(frames, "answer")[0]
+    assert answer["status"] == "answered" and answer["text"] == "Ada Stone was born in 1970."
+    _, frames, _ = ask(client, keys["bob"], "and when was she born?", session="s1")
+    assert "Ada Stone" not in of(frames, "answer")[0]["text"]  # bob's s1 is his own: no Ada
+    _, alone, _ = ask(client, keys["alice"], "and when was she born?")
+    assert "Ada Stone" not in of(alone, "answer")[0]["text"]  # no session: no history
+    assert ask(client, keys["alice"], "x", session="bad id!")[0] == 422
+
+
 def test_typed_events_and_row_footnotes(app_ws) -> None:
     client, _, keys = app_ws
     status, frames, run_id = ask(client, keys["alice"], "Which films did Ada Stone act in?")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_sqlite_store import make_doc
 
-from footnote.errors import UsageError
+from footnote.errors import NotFound, UsageError
 from footnote.store.records import Span, StoredEvent
 from footnote.types import EvidenceCard, Snapshot
 from footnote.workspace.stores import Stores, open_stores
@@ -80,6 +80,32 @@ def test_users_and_keys(stores: Stores) -> None:
     assert auth.user_for_key("fn_wrong") is None
     with pytest.raises(UsageError):
         auth.add_user("bob", ("user:ann",))
+
+
+def test_keys_are_listed_without_secrets_revoked_and_rotated(stores: Stores) -> None:
+    auth = stores.auth
+    first = auth.add_key("ann", ("staff",), "laptop")
+    second = auth.add_key("bob", (), "ci")
+    listed = auth.list_keys()
+    assert [(k.user_id, k.groups, k.label) for k in listed] == [
+        ("ann", ("staff",), "laptop"), ("bob", (), "ci")]  # fmt: skip
+    assert all(len(k.id) == 12 and k.id not in (first, second) for k in listed)
+    assert not any(first[3:9] in repr(k) or second[3:9] in repr(k) for k in listed)
+    assert listed[0].last_used_at is None and listed[0].created_at
+    assert auth.user_for_key(first) is not None
+    assert auth.list_keys()[0].last_used_at is not None  # a use is noted
+    with pytest.raises(UsageError, match="not a key id"):
+        auth.revoke_key("zz")
+    with pytest.raises(NotFound):
+        auth.revoke_key("000000")
+    new, rotated = auth.rotate_key(listed[0].id[:8])
+    assert new != first and rotated.user_id == "ann" and rotated.label == "laptop"
+    assert auth.user_for_key(first) is None  # the old secret stops working at once
+    user = auth.user_for_key(new)
+    assert user is not None and user.id == "ann" and user.groups == ("staff", "user:ann")
+    gone = auth.revoke_key(listed[1].id)
+    assert gone.user_id == "bob" and auth.user_for_key(second) is None
+    assert [k.id for k in auth.list_keys()] == [rotated.id]
 
 
 def test_sessions_messages_runs_events_feedback(stores: Stores) -> None:

@@ -47,7 +47,8 @@ def test_a_wrong_citation_is_recited_and_counted() -> None:
             )
         ]
     )
-    answer, builder = build("What accuracy on SciQ?", draft, shown)
+    # a paraphrase needs the judge to be supported (issue #30, finding 10)
+    answer, builder = build("What accuracy on SciQ?", draft, shown, judge=lambda c, p: 0.9)
     assert builder.recited == 1 and builder.fabricated == 0
     [c] = answer.sentences[0].citations
     assert c.evidence_id == sciq and "recited" in c.checks and gpus in c.checks["recited"]
@@ -76,7 +77,7 @@ def test_premise_correction_uses_the_same_kind_of_number() -> None:
             )
         ]
     )
-    answer, _ = build("Why was the model trained on 8 GPUs?", draft, shown)
+    answer, _ = build("Why was the model trained on 8 GPUs?", draft, shown, judge=lambda c, p: 0.9)
     assert answer.status == "answered"
     first, note = answer.sentences
     assert first.text.startswith("The corpus")
@@ -98,7 +99,9 @@ def test_premise_check_says_when_it_cannot_decide() -> None:
             )
         ]
     )
-    answer, _ = build("Why did it take 30 hours to train on SciQ?", draft, shown)
+    answer, _ = build(
+        "Why did it take 30 hours to train on SciQ?", draft, shown, judge=lambda c, p: 0.9
+    )
     note = answer.sentences[-1]
     assert "30 hours" in note.text and "does not state" in note.text
     assert not note.factual and not note.citations
@@ -133,8 +136,9 @@ def test_bare_yes_needs_a_citation_and_the_judge() -> None:
     assert claims and q in claims[0] and "Yes" in claims[0]  # judged as the answer to its question
     assert judged.sentences == ()
     unjudged, _ = build(q, cited, shown)
-    [s] = unjudged.sentences
-    assert s.factual and s.marked_insufficient  # polarity needs the judge: weak at best
+    # polarity needs the judge: weak at best, and a weak-only answer is a clean refusal (#29)
+    assert unjudged.sentences == () and unjudged.status == "weak_evidence"
+    assert "weakly" in (unjudged.reason or "")
 
 
 def events_of(gen) -> list[Event]:  # type: ignore[no-untyped-def]
@@ -150,7 +154,8 @@ def test_free_text_answers_are_judged() -> None:
     text = f"Our model did not reach an accuracy of 85% on the SciQ test set [{b.id}]."
     unjudged = events_of(verify_text_answer("Accuracy on SciQ?", text, [b], judge=None))
     judged = events_of(verify_text_answer("Accuracy on SciQ?", text, [b], judge=lambda c, p: 0.05))
-    assert [e.verdict for e in unjudged if isinstance(e, Verification)] == ["supported"]
+    # issue #30, finding 10: without the judge a reversed polarity is unsupported (was supported)
+    assert [e.verdict for e in unjudged if isinstance(e, Verification)] == ["unsupported"]
     final = next(e for e in judged if isinstance(e, Final))
     assert final.answer.sentences == () and final.answer.status == "weak_evidence"
 
@@ -186,3 +191,19 @@ def test_a_short_answer_is_judged_as_the_answer_to_its_question() -> None:
     assert claims[-1] == full  # a whole sentence is judged as written
     assert is_fragment("The United States.") and is_fragment("1965") and is_fragment("约 30%。")
     assert not is_fragment(full) and not is_fragment("Yes.")
+
+
+def test_the_streamed_answer_marks_a_weak_sentence() -> None:
+    """Issue #30 finding 1: `answer_delta` events carried a weak sentence without its mark (the
+    final event had it); what streams is what the flat text says."""
+    from footnote.events import AnswerDelta
+    from footnote.types import INSUFFICIENT_MARK, Answer, Sentence
+    from footnote.verify.gate import answer_events
+
+    answer = Answer(
+        "q",
+        "answered",
+        (Sentence("Strong."), Sentence("Weak.", marked_insufficient=True)),
+    )
+    deltas = [e.text for e in answer_events(answer) if isinstance(e, AnswerDelta)]
+    assert deltas == ["Strong. ", f"Weak. {INSUFFICIENT_MARK} "]

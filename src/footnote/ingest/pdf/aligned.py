@@ -6,24 +6,13 @@ side split where a label column follows a number column."""
 from __future__ import annotations
 
 import itertools
-import re
 
+from footnote.ingest.pdf.headers import is_number, structure
 from footnote.ingest.pdf.layout import Row, TableItem
+from footnote.ingest.pdf.tables import upper_headers
 from footnote.ingest.raw import Line
-from footnote.types import Table
 
-NUMBER = re.compile(
-    r"^[(\[]?[-+−–]?[$€£¥]?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s?(?:%|x|倍|bp)?[)\]]?"
-    r"[EAFP*]?$|^(?:19|20)\d\d[EAFHQ]?\d?$|^[-–—]+$|^n/?a$|^N/?A$",
-    re.I,
-)
-"""A cell that is a number: 1,234.5 · -3% · (0.4) · 2022E · — · n/a."""
 _MIN_ROWS = 3
-
-
-def is_number(text: str) -> bool:
-    """True for a cell holding a number (with sign, unit, percent or estimate mark)."""
-    return bool(NUMBER.match(text.strip()))
 
 
 def _numeric_row(row: Row) -> bool:
@@ -59,10 +48,10 @@ def numeric_tables(rows: list[Row]) -> list[Row]:
         header = out[-1] if out and _header_row(out[-1], run[0]) else None
         numeric = sum(1 for r in run if _numeric_row(r))
         if numeric >= _MIN_ROWS or (header is not None and numeric >= _MIN_ROWS - 1):
-            made = _tables([header, *run] if header else run)
+            heads = upper_headers(out[:-1], header, run) if header is not None else []
+            made = _tables([*heads, header, *run] if header else run)
             if made:
-                if header is not None:
-                    out.pop()
+                del out[len(out) - len(heads) - (header is not None) :]
                 out += made
                 i = last + 1
                 continue
@@ -111,7 +100,8 @@ def _grid(run: list[Row], spans: list[tuple[float, float]]) -> list[list[str]]:
 
 
 def _tables(run: list[Row]) -> list[Row]:
-    wide = [f for r in run if len(r.frags) >= 3 for f in r.frags] or [
+    most = max(len(r.frags) for r in run)  # a group header over several columns joins none
+    wide = [f for r in run if len(r.frags) >= max(3, 0.8 * most) for f in r.frags] or [
         f for r in run for f in r.frags
     ]
     spans = _spans(wide)
@@ -136,7 +126,7 @@ def _tables(run: list[Row]) -> list[Row]:
             continue
         x0, x1 = min(f.x0 for f in frags), max(f.x1 for f in frags)
         top, bottom = run[keep[0]].line.top, run[keep[-1]].line.bottom
-        table = Table(header=(rows[0],), rows=tuple(rows[1:]))
+        table = structure([list(r) for r in rows])
         line = Line(table.as_text(), x0, top, x1, bottom, 0.0, False, run[0].line.page)
         out.append(
             Row(

@@ -3,6 +3,7 @@ footnote, paragraph) from fonts and position; heading levels and the title."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 
@@ -51,7 +52,21 @@ def classify(group: list[Row], body: float, page_height: float, vocab: set[str])
     bold = all(ln.bold for ln in lines)
     block = RawBlock("paragraph", text, first.line.page, bbox, lines=lines, size=size, bold=bold)
     block.kind, block.level, block.formula_number = _kind(block, body, page_height, len(lines))
+    if block.kind == "heading" and any(_cell_gaps(r) for r in group):
+        block.kind, block.level = "paragraph", 0  # a table's header row, not a section
     return block
+
+
+def _cell_gaps(row: Row) -> bool:
+    """Fragments set apart by column gaps (a table row): not after a lone glyph (a logo
+    letter before a title) nor after a section number."""
+    wide = 2.0 * max(row.line.size, 1.0)
+    frags = sorted(row.frags, key=lambda f: f.x0)
+    for k, (a, b) in enumerate(itertools.pairwise(frags)):
+        after_number = k == 0 and NUMBERED.match(row.line.text)
+        if b.x0 - a.x1 > wide and len(a.text.strip()) >= 2 and not after_number:
+            return True
+    return False
 
 
 def _kind(
@@ -156,6 +171,16 @@ def assign_levels(blocks: list[RawBlock], body: float) -> None:
             h.level = min(ranked.index(h.size) + 1, 3) if h.size in ranked else 1
     _pick_title(blocks, body)
     _demote_front_matter(blocks, body)
+    _demote_table_labels(blocks, body)
+
+
+def _demote_table_labels(blocks: list[RawBlock], body: float) -> None:
+    """Small print set right above a table's rows (a group row such as "Tiny") is part of
+    the table, not a section."""
+    for b, nxt in itertools.pairwise(blocks):
+        plain = numbered_level(b.text) is None and heading_key(b.text) not in NAMED_HEADINGS
+        if b.kind == "heading" and nxt.kind == "table" and b.size < body - 0.4 and plain:
+            b.kind, b.level = "paragraph", 0
 
 
 def _pick_title(blocks: list[RawBlock], body: float) -> None:
@@ -192,3 +217,10 @@ def _demote_front_matter(blocks: list[RawBlock], body: float) -> None:
         if nxt.kind == "paragraph" and len(nxt.lines) >= 3 and nxt.size >= body - 0.5:
             continue  # a real unnumbered section (a report's "Summary") with its text
         b.kind, b.level = "paragraph", 0
+    numbered = next(
+        (k for k, b in enumerate(first) if b.kind == "heading" and NUMBERED.match(b.text)), anchor
+    )
+    for b in first[anchor + 1 : numbered]:  # names set beside the abstract (ACM layout)
+        named = heading_key(b.text) in NAMED_HEADINGS
+        if b.kind == "heading" and b.level != 0 and not b.bold and not named:
+            b.kind, b.level = "paragraph", 0

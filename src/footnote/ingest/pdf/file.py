@@ -20,6 +20,7 @@ import pypdfium2.raw as pdfium_c
 from footnote.errors import EncryptedDocument, IngestError, UnsupportedInput
 from footnote.ingest.captions import TABLE_CAPTION
 from footnote.ingest.cleanup import clean_text
+from footnote.ingest.pdf import notes
 from footnote.ingest.raw import Line
 from footnote.textnorm import CJK_IDEOGRAPHS, is_cjk
 
@@ -81,7 +82,11 @@ def metadata_title(pdf: pdfium.PdfDocument) -> str:
     except pdfium.PdfiumError:
         return ""
     low = title.lower()
-    if len(title) < 4 or len(title) > 300 or not re.search(rf"[A-Za-z{CJK_IDEOGRAPHS}]{{3}}", title):
+    if (
+        len(title) < 4
+        or len(title) > 300
+        or not re.search(rf"[A-Za-z{CJK_IDEOGRAPHS}]{{3}}", title)
+    ):
         return ""
     if re.search(r"\.(docx?|pdf|tex|dvi|indd|qxd)$|^untitled|^microsoft|^slide", low):
         return ""
@@ -112,11 +117,13 @@ def page_text(pdf: pdfium.PdfDocument, index: int) -> str:
 class _Frag:
     """A fragment under construction."""
 
-    __slots__ = ("bold", "bottom", "chars", "nchar", "sizes", "top", "x0", "x1")
+    __slots__ = ("bold", "bottom", "chars", "index", "nchar", "sizes", "top", "x0", "x1")
 
     def __init__(self, x0: float, top: float, x1: float, bottom: float) -> None:
         self.x0, self.top, self.x1, self.bottom = x0, top, x1, bottom
         self.chars: list[str] = []
+        self.index: list[int] = []
+        """Each character's index in the text page (-1 for an inserted space or hyphen)."""
         self.sizes: dict[float, int] = {}
         self.bold = 0
         self.nchar = 0
@@ -198,7 +205,8 @@ def _read_page(page: pdfium.PdfPage, number: int) -> PageText:
     textpage = page.get_textpage()
     try:
         cuts = sorted(out.vrules) if len(out.vrules) >= 2 else []
-        out.fragments, out.n_chars = _fragments(textpage, left, top, number, cuts)
+        frags, out.n_chars, marked = _fragments(textpage, left, top, number, cuts)
+        out.fragments = notes.resolve(frags, marked, out.height)
         out.has_table_caption = any(TABLE_CAPTION.match(f.text) for f in out.fragments)
     finally:
         textpage.close()
@@ -266,8 +274,8 @@ def _fragments(
     top: float,
     number: int,
     cuts: list[tuple[float, float, float]],
-) -> tuple[list[Line], int]:
-    """Runs of characters on one baseline without a wide gap. The hot loop of PDF parsing:
+) -> tuple[list[Line], int, list[notes.Marked]]:
+    """Runs of characters on one baseline without a wide gap (and those holding raised digits). The hot loop of PDF parsing:
     text comes in one call, each char costs a box, a size and a weight lookup; the angle is
     looked up only where a fragment starts (rotated text never continues a horizontal run)."""
     raw = textpage.raw
@@ -282,6 +290,7 @@ def _fragments(
     get_box, get_size = pdfium_c.FPDFText_GetLooseCharBox, pdfium_c.FPDFText_GetFontSize
     get_weight, get_angle = pdfium_c.FPDFText_GetFontWeight, pdfium_c.FPDFText_GetCharAngle
     frags: list[Line] = []
+    marked: list[notes.Marked] = []
     cur: _Frag | None = None
     space = False
     last_size, last_weight = -1.0, -2
@@ -291,13 +300,14 @@ def _fragments(
     for i in range(n):
         code = codes[i]
         if code == 10 or code == 13:
-            _flush(cur, frags, number)
+            _flush(cur, frags, number, raw, marked)
             cur = None
             space = False
             continue
         if code in _SPACES:
             if (code == 0x2 or code == 0xAD) and cur is not None:  # line-end (soft) hyphen
                 cur.chars.append("-")
+                cur.index.append(-1)
             else:
                 space = cur is not None
             continue
@@ -324,7 +334,7 @@ def _fragments(
                 or x0 < c_x1 - 2.5 * size
                 or (cuts and _crosses(cuts, c_x1 - 0.5, x0 + 0.5, (y0 + y1) / 2))
             ):
-                _flush(cur, frags, number)
+                _flush(cur, frags, number, raw, marked)
                 cur = None
                 space = False
         if cur is None:
@@ -346,31 +356,43 @@ def _fragments(
                 x0 - cur.x1 > 0.18 * size and not (chars and is_cjk(ch) and is_cjk(chars[-1]))
             ):
                 chars.append(" ")
+                cur.index.append(-1)
             if x0 < cur.x0:
                 cur.x0 = x0
             if x1 > cur.x1:
                 cur.x1 = x1
+            if cur.nchar <= 3 and h > cur.bottom - cur.top and chars[-1].isdigit():
+                cur.top, cur.bottom = min(cur.top, y0), max(cur.bottom, y1)  # after a note number
         space = False
         cur.chars.append(ch)
+        cur.index.append(i)
         sizes = cur.sizes
         sizes[size] = sizes.get(size, 0) + 1
         cur.bold += last_bold
         cur.nchar += 1
-    _flush(cur, frags, number)
-    return frags, n_chars
+    _flush(cur, frags, number, raw, marked)
+    return frags, n_chars, marked
 
 
-def _flush(cur: _Frag | None, frags: list[Line], number: int) -> None:
+_DIGIT = re.compile(r"\d")
+
+
+def _flush(
+    cur: _Frag | None, frags: list[Line], number: int, raw: object, marked: list[notes.Marked]
+) -> None:
     if cur is None or cur.nchar == 0:
         return
     text = clean_text("".join(cur.chars))
     if text:
         size = max(cur.sizes.items(), key=lambda kv: kv[1])[0]
-        frags.append(
-            Line(
-                text, cur.x0, cur.top, cur.x1, cur.bottom, size, cur.bold >= 0.9 * cur.nchar, number
-            )
+        line = Line(
+            text, cur.x0, cur.top, cur.x1, cur.bottom, size, cur.bold >= 0.9 * cur.nchar, number
         )
+        frags.append(line)
+        if _DIGIT.search(text):
+            runs = notes.raised_runs(raw, cur.chars, cur.index, size)
+            if runs:
+                marked.append(notes.Marked(line, cur.chars, runs))
 
 
 def page_ranges(numbers: list[int]) -> str:

@@ -125,7 +125,7 @@ def order_rows(page: PageText, tables: list[TableItem]) -> list[Row]:
         return []
     gutter = _find_gutter(frags, page.width)
     if gutter is None:
-        return _rows(items, _extent(frags))
+        return _rows(items, _extent(frags), page.number)
     span = page.width * 0.08
     full: list[Line | TableItem] = []
     left: list[Line | TableItem] = []
@@ -149,9 +149,9 @@ def order_rows(page: PageText, tables: list[TableItem]) -> list[Row]:
         cut = _box(cut_item)[1] if cut_item is not None else 1e9
         band_l = [it for it in left if prev_cut <= _box(it)[1] < cut]
         band_r = [it for it in right if prev_cut <= _box(it)[1] < cut]
-        rows += _rows(band_l, lx) + _rows(band_r, rx)
+        rows += _rows(band_l, lx, page.number) + _rows(band_r, rx, page.number)
         if cut_item is not None:
-            rows += _rows([cut_item], (page.width * 0.1, page.width * 0.9))
+            rows += _rows([cut_item], (page.width * 0.1, page.width * 0.9), page.number)
             prev_cut = cut
     return rows
 
@@ -171,6 +171,11 @@ def _extent(frags: list[Line]) -> tuple[float, float]:
     xs0 = sorted(f.x0 for f in frags)
     xs1 = sorted(f.x1 for f in frags)
     return xs0[len(xs0) // 10], xs1[(len(xs1) * 9) // 10]
+
+
+def find_gutter(frags: list[Line], width: float) -> float | None:
+    """The x of the gap between two text columns, None on a one-column page."""
+    return _find_gutter(frags, width)
 
 
 def _find_gutter(frags: list[Line], width: float) -> float | None:
@@ -207,7 +212,7 @@ def _find_gutter(frags: list[Line], width: float) -> float | None:
     return gx
 
 
-def _rows(items: list[Line | TableItem], extent: tuple[float, float]) -> list[Row]:
+def _rows(items: list[Line | TableItem], extent: tuple[float, float], page: int) -> list[Row]:
     """Group fragments on one baseline into rows; sort rows top to bottom."""
     items = sorted(items, key=lambda it: (_box(it)[1], _box(it)[0]))
     rows: list[Row] = []
@@ -218,7 +223,7 @@ def _rows(items: list[Line | TableItem], extent: tuple[float, float]) -> list[Ro
                 rows.append(_make_row(group, extent))
                 group = []
             x0, top, x1, bottom = it.bbox
-            line = Line(it.table.as_text(), x0, top, x1, bottom, 0.0)
+            line = Line(it.table.as_text(), x0, top, x1, bottom, 0.0, False, page)
             rows.append(Row(line, [], it, extent[0], extent[1]))
             continue
         if group:
@@ -263,6 +268,7 @@ def _make_row(group: list[Line], extent: tuple[float, float]) -> Row:
         group[0].page,
         extent[0],
         conf,
+        group[0].note,
     )
     return Row(line, list(group), None, extent[0], extent[1])
 
@@ -320,7 +326,7 @@ def _breaks(prev_row: Row, row: Row, body_size: float, n: int, gaps: dict[float,
         return True
     if abs(prev.size - line.size) >= 1.0 or prev.bold != line.bold:
         return True
-    if CAPTION_START.match(line.text) or LIST_START.match(line.text):
+    if CAPTION_START.match(line.text) or LIST_START.match(line.text) or line.note:
         return True
     left, right = row.flow_left, row.flow_right
     indented = line.x0 - left > 0.8 * size and abs(prev.x0 - left) < 0.8 * size

@@ -19,6 +19,7 @@ from footnote.ingest.pdf import (
     layout,
     rules,
     scan,
+    spanning,
     tables,
 )
 from footnote.ingest.pdf import file as pdf_file
@@ -75,6 +76,10 @@ def _parse(
             found = rules.ruled_tables(p)
             if found:
                 ruled[p.number] = found
+    for p in pages:  # tables across both columns, before the page splits into columns
+        ruled[p.number] = ruled.get(p.number, []) + spanning.spanning_tables(
+            p, ruled.get(p.number, [])
+        )
     page_rows = []
     for page in pages:
         rows = layout.order_rows(page, ruled.get(page.number, []))

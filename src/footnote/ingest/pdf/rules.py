@@ -12,9 +12,9 @@ from collections import defaultdict
 
 from footnote.ingest.cleanup import clean_text, join_lines
 from footnote.ingest.pdf.file import PageText
+from footnote.ingest.pdf.headers import is_number, structure
 from footnote.ingest.pdf.layout import TableItem
 from footnote.ingest.raw import Line
-from footnote.types import Table
 
 _SNAP = 2.0
 """Rules this close (points) are one rule."""
@@ -141,7 +141,7 @@ def _table(cells: list[tuple[float, float, float, float]], frags: list[Line]) ->
     ys = sorted({c[1] for c in cells} | {c[3] for c in cells})
     if len(xs) < 3 or len(ys) < 3:
         return None
-    grid = [[""] * (len(xs) - 1) for _ in range(len(ys) - 1)]
+    parts: list[list[list[str]]] = [[[] for _ in range(len(xs) - 1)] for _ in range(len(ys) - 1)]
     texts: dict[tuple[float, float, float, float], list[Line]] = defaultdict(list)
     for f in frags:
         cx, cy = (f.x0 + f.x1) / 2, (f.top + f.bottom) / 2
@@ -151,16 +151,17 @@ def _table(cells: list[tuple[float, float, float, float]], frags: list[Line]) ->
                 break
     for cell, lines in texts.items():
         r, c = bisect.bisect_left(ys, cell[1]), bisect.bisect_left(xs, cell[0])
-        lines.sort(key=lambda f: (round(f.top), f.x0))
-        bands: list[list[Line]] = []
-        for f in lines:
-            if bands and abs(bands[-1][-1].top - f.top) < 0.5 * max(f.height, 1):
-                bands[-1].append(f)
-            else:
-                bands.append([f])
-        text = join_lines([" ".join(f.text for f in band) for band in bands])
-        if r < len(grid) and c < len(grid[r]):
-            grid[r][c] = clean_text(text)
+        centre = (min(f.x0 for f in lines) + max(f.x1 for f in lines)) / 2
+        last = bisect.bisect_left(xs, cell[2]) - 1  # a merged cell: the column under its text
+        c = min(max(bisect.bisect_right(xs, centre) - 1, c), max(last, c))
+        if r < len(parts) and c < len(parts[r]):
+            parts[r][c] = _bands(lines)
+    if any(_stacked_numbers(" ".join(c)) for row in parts for c in row):
+        return None  # the rules frame groups of a bigger table; its columns are read unruled
+    left, right = _side_column(xs[0], ys, frags, -1), _side_column(xs[-1], ys, frags, 1)
+    parts = [[*lc, *row, *rc] for lc, row, rc in zip(left[0], parts, right[0], strict=True)]
+    grid = [g for row in parts for g in _split_stacked(row)]
+    xs = [*left[1], *xs, *right[1]]  # a side column's outer edge
     header, top = _header_above(xs, ys[0], frags)
     grid = [row for row in header + grid if any(row)]
     if len(grid) < 2 or max(sum(1 for t in row if t) for row in grid) < 2:
@@ -170,7 +171,7 @@ def _table(cells: list[tuple[float, float, float, float]], frags: list[Line]) ->
     keep = [k for k in range(len(grid[0])) if any(row[k] for row in grid)]
     rows = [tuple(row[k] for k in keep) for row in grid]
     bbox = (xs[0], top, xs[-1], ys[-1])
-    return TableItem(bbox, Table(header=(rows[0],), rows=tuple(rows[1:])))
+    return TableItem(bbox, structure([list(r) for r in rows]))
 
 
 def _header_above(xs: list[float], top: float, frags: list[Line]) -> tuple[list[list[str]], float]:
@@ -189,10 +190,18 @@ def _header_above(xs: list[float], top: float, frags: list[Line]) -> tuple[list[
             bands.append([f])
     rows: list[list[str]] = []
     edge = top
-    for band in bands:
+    width = xs[-1] - xs[0]
+    for n, band in enumerate(bands):
         height = max(f.height for f in band)
-        if len(band) < 2 or edge - max(f.bottom for f in band) > 1.5 * height:
+        if edge - max(f.bottom for f in band) > 1.5 * height:
             break
+        nxt = bands[n + 1] if n + 1 < len(bands) else []
+        between = len(nxt) >= 2 and min(f.top for f in band) - max(f.bottom for f in nxt) <= height
+        over = (
+            bool(rows) and edge - band[0].bottom <= height and band[0].x1 - band[0].x0 < width / 3
+        )
+        if len(band) < 2 and not (between or over):
+            break  # one label is kept set between header rows ("Model") or over them
         row = [""] * (len(xs) - 1)
         for f in sorted(band, key=lambda f: f.x0):
             k = min(max(bisect.bisect_right(xs, (f.x0 + f.x1) / 2) - 1, 0), len(row) - 1)
@@ -200,3 +209,54 @@ def _header_above(xs: list[float], top: float, frags: list[Line]) -> tuple[list[
         rows.insert(0, row)
         edge = min(f.top for f in band)
     return rows, edge
+
+
+def _stacked_numbers(text: str) -> bool:
+    """Six or more numbers and nothing else in one cell: a column group, not a cell."""
+    tokens = text.split()
+    return len(tokens) >= 6 and all(is_number(t) for t in tokens)
+
+
+def _bands(lines: list[Line]) -> list[str]:
+    """A cell's text lines, top to bottom."""
+    lines = sorted(lines, key=lambda f: (round(f.top), f.x0))
+    bands: list[list[Line]] = []
+    for f in lines:
+        if bands and abs(bands[-1][-1].top - f.top) < 0.5 * max(f.height, 1):
+            bands[-1].append(f)
+        else:
+            bands.append([f])
+    return [" ".join(f.text for f in band) for band in bands]
+
+
+def _side_column(
+    edge: float, ys: list[float], frags: list[Line], side: int
+) -> tuple[list[list[list[str]]], list[float]]:
+    """An unruled column of short cells set right outside the grid's left (side -1) or right
+    (side 1) edge, on the grid's rows: its cells per row, and its outer edge ([] if none)."""
+    near = [
+        f
+        for f in frags
+        if ys[0] - 1 <= (f.top + f.bottom) / 2 <= ys[-1] + 1
+        and 0 <= (edge - f.x1 if side < 0 else f.x0 - edge) <= 30
+    ]
+    rows: list[list[list[str]]] = [[[]] for _ in range(len(ys) - 1)]
+    if not near or any(f.x1 - f.x0 > 60 or len(f.text) > 15 for f in near):
+        return [[] for _ in range(len(ys) - 1)], []
+    for r in range(len(ys) - 1):
+        rows[r] = [_bands([f for f in near if ys[r] <= (f.top + f.bottom) / 2 < ys[r + 1]])]
+    if sum(1 for row in rows if row[0]) < 0.6 * len(rows):
+        return [[] for _ in range(len(ys) - 1)], []
+    outer = min(f.x0 for f in near) if side < 0 else max(f.x1 for f in near)
+    return rows, [outer]
+
+
+def _split_stacked(row: list[list[str]]) -> list[list[str]]:
+    """A ruled row whose number cells each stack n lines ("0.965 / 0.969" beside "OTSL /
+    HTML") is n rows; a one-line cell (a label set over them) stands in each."""
+    stacked = [c for c in row if len(c) >= 2]
+    n = len(stacked[0]) if stacked else 1
+    numbers = sum(1 for c in stacked if all(is_number(t) for t in c))
+    if n < 2 or any(len(c) not in (0, 1, n) for c in row) or numbers < max(2, len(stacked) // 2):
+        return [[clean_text(join_lines(c)) for c in row]]
+    return [[clean_text(c[k] if len(c) == n else join_lines(c)) for c in row] for k in range(n)]

@@ -12,6 +12,7 @@ import pdfplumber
 from footnote.ingest.captions import TABLE_CAPTION
 from footnote.ingest.cleanup import clean_text
 from footnote.ingest.pdf.file import PageText
+from footnote.ingest.pdf.headers import structure
 from footnote.ingest.pdf.layout import Row, TableItem
 from footnote.ingest.raw import Line
 from footnote.types import Table
@@ -78,8 +79,10 @@ def aligned_tables(rows: list[Row]) -> list[Row]:
         while j < len(rows) and _table_like(rows[j], rows[i]):
             j += 1
         if j - i >= 3 and _near_caption(rows, i, j):
-            table_row = _to_table(rows[i:j])
+            heads = upper_headers(out, rows[i], rows[i + 1 : j])
+            table_row = _to_table(rows[i:j], heads)
             if table_row is not None:
+                del out[len(out) - len(heads) :]
                 out.append(table_row)
                 i = j
                 continue
@@ -100,7 +103,7 @@ def _table_like(row: Row, first: Row) -> bool:
     return row.flow_left == first.flow_left and row.line.size <= first.line.size + 1
 
 
-def _to_table(run: list[Row]) -> Row | None:
+def _to_table(run: list[Row], heads: list[Row]) -> Row | None:
     size = max(run[0].line.size, 1.0)
     for a, b in itertools.pairwise(run):
         if b.line.top - a.line.bottom > 1.5 * size:
@@ -119,10 +122,10 @@ def _to_table(run: list[Row]) -> Row | None:
         return None
     if sum(1 for row in grid if sum(1 for c in row if c) >= 2) < 0.8 * len(grid):
         return None
-    table = Table(header=(tuple(grid[0]),), rows=tuple(tuple(r) for r in grid[1:]))
+    table = structure([_cells(r.frags, spans) for r in heads] + grid)
     x0 = min(f.x0 for f in frags)
     x1 = max(f.x1 for f in frags)
-    top, bottom = run[0].line.top, run[-1].line.bottom
+    top, bottom = (heads or run)[0].line.top, run[-1].line.bottom
     line = Line(table.as_text(), x0, top, x1, bottom, 0.0, False, run[0].line.page)
     item = TableItem((x0, top, x1, bottom), table)
     return Row(line, [], item, run[0].flow_left, run[0].flow_right)
@@ -147,3 +150,23 @@ def _cells(frags: list[Line], spans: list[tuple[float, float]]) -> list[str]:
         )
         cells[best] = f"{cells[best]} {f.text}".strip()
     return cells
+
+
+def upper_headers(above: list[Row], header: Row, run: list[Row]) -> list[Row]:
+    """Up to two short rows right above the header row: group names over its columns
+    ("Full", "Grobid Subset") and a row label set between header rows ("Model")."""
+    heads: list[Row] = []
+    below = header
+    x0 = min(r.line.x0 for r in [header, *run])
+    x1 = max(r.line.x1 for r in [header, *run])
+    for row in reversed(above[-2:]):
+        short = all(len(f.text) <= 25 for f in row.frags) and not row.line.text.endswith(".")
+        inside = row.line.x0 >= x0 - 2 and row.line.x1 <= x1 + 2
+        near = below.line.top - row.line.bottom < 1.0 * max(below.line.size, 1.0)
+        if row.table is not None or not row.frags or not (short and inside and near):
+            break
+        if row.flow_left != header.flow_left:
+            break
+        heads.insert(0, row)
+        below = row
+    return heads

@@ -44,6 +44,7 @@ from footnote.verify import CitationCheck, Evidence, EvidenceSet, Thresholds
 from footnote.verify.answer import AnswerBuilder, refine_table_cites
 from footnote.verify.draft import Draft, DraftSentence, attach_citations
 from footnote.verify.gate import answer_events, check_draft, verification_events
+from footnote.verify.question import VALUE_TYPES, analyse_question
 
 if TYPE_CHECKING:
     from footnote.models import Ledger, RoleModel
@@ -96,10 +97,13 @@ class AskPipeline:
                 yield event
         except FootnoteError as exc:
             self.trace.add("error", type(exc).__name__, {"message": str(exc)}, time.time(), 0.0)
-            yield Error(type(exc).__name__, str(exc))
+            yield Error(type(exc).__name__, exc.public_message)
             yield Final(
                 self._refusal(
-                    request.question, "refused", f"could not answer: {exc}", started=started
+                    request.question,
+                    "refused",
+                    f"could not answer: {exc.public_message}",
+                    started=started,
                 )
             )
         yield Done()
@@ -156,17 +160,25 @@ class AskPipeline:
         self.trace.add("evidence", "shown", {"ids": shown.ids}, time.time(), 0.0)
         judge = self._judge(shown)
         builder = AnswerBuilder(
-            question, shown, understanding.lang, judge=judge, thresholds=self._thresholds()
+            question,
+            shown,
+            understanding.lang,
+            judge=judge,
+            thresholds=self._thresholds(),
+            responsive=self.settings.answering.responsive,
         )
-        feedback, previous = "", ""
-        for round_ in range(self.settings.verify.max_revisions + 1):
+        feedback, previous, round_ = "", "", 0
+        while round_ <= self.settings.verify.max_revisions:
             draft: Draft | None = None
             if cell is not None:
                 yield Status("compose", f"reading the cell {cell.evidence_id} of the table")
                 draft = Draft(
                     [
                         DraftSentence(
-                            cell.sentence(understanding.lang), [cell.evidence_id], cell.value
+                            cell.sentence(understanding.lang),
+                            [cell.evidence_id],
+                            cell.value,
+                            by_code=True,
                         )
                     ],
                     raw=cell.value,
@@ -200,9 +212,16 @@ class AskPipeline:
             for verification in verification_events(checks):
                 yield verification
             builder.add_round(draft, checks)
-            if builder.has_supported() or mode == "extractive" or draft.raw == previous or cell:
-                break  # done, nothing a model could revise, the model repeated itself, or a cell
-            feedback, previous = builder.feedback(), draft.raw
+            if cell is not None and not builder.has_supported():
+                cell = None  # the cell does not answer the question: the composer is asked
+                continue
+            language = builder.language_problem() if builder.has_supported() else None
+            if (builder.has_supported() and language is None) or mode == "extractive":
+                break  # done, or nothing a model could revise
+            if draft.raw == previous or cell:
+                break  # the model repeated itself, or a cell
+            feedback = language or builder.feedback()
+            previous, round_ = draft.raw, round_ + 1
         answer = builder.build(nearest=nearest, usage=self._usage(started))
         if answer.status != "answered":
             answer = what_the_paper_says(answer, question, shown)
@@ -271,11 +290,22 @@ class AskPipeline:
         self, question: str, und: Understanding, evidence: Sequence[Evidence]
     ) -> CellAnswer | None:
         """The table cell a table question names, resolved by code (None: ask the composer)."""
-        if not self.settings.answering.tables or not (und.table_refs or und.type == "table_value"):
+        if not self.settings.answering.tables:
+            return None
+        # the table path only for table questions: a table named, or a one-value question
+        # (how many, what F1 …) whose row and column labels it names in full (issue #29)
+        strict = self.settings.answering.responsive
+        if (
+            strict
+            and not und.table_refs
+            and analyse_question(question).answer_type not in VALUE_TYPES
+        ):
+            return None
+        if not strict and not (und.table_refs or und.type == "table_value"):
             return None
         tables = [e.block for e in evidence[: self.settings.ask.evidence_k * 2] if e.block.table]
         with self.trace.span("tables", "resolve", tables=len(tables)) as span:
-            cell = resolve_in_tables(question, tables, refs=und.table_refs)
+            cell = resolve_in_tables(question, tables, refs=und.table_refs, strict=strict)
             span["cell"] = cell.evidence_id if cell else None
         return cell
 

@@ -98,6 +98,20 @@ def bilingual_terms(text: str) -> set[str]:
     return terms(text + " " + extra)
 
 
+def _coverage(q: set[str], label: str) -> float:
+    """The share of a label's terms the question names (exactly or by a long shared prefix)."""
+    lt = bilingual_terms(label)
+    if not lt:
+        return 0.0
+    named = sum(
+        1
+        for t in lt
+        if t in q
+        or (len(t) >= 4 and any(len(x) >= 4 and (x.startswith(t) or t.startswith(x)) for x in q))
+    )
+    return named / len(lt)
+
+
 def _match(q: set[str], label: str) -> float:
     """How well a label is named by the question: matched label terms (prefix-fuzzy) / label terms."""
     lt = bilingual_terms(label)
@@ -136,6 +150,17 @@ def column_labels(block: Block) -> list[str]:
 
 
 def row_label(row: Sequence[str]) -> str:
+    """The row's leading non-value cells, joined."""
+    return " ".join(row_label_cells(row))
+
+
+def _row_key(row: Sequence[str]) -> str:
+    """The most specific cell of a row's label (its last label cell: "SciERC" of CS/NER/SciERC)."""
+    cells = row_label_cells(row)
+    return cells[-1] if cells else ""
+
+
+def row_label_cells(row: Sequence[str]) -> list[str]:
     """The row's leading non-value cells."""
     label: list[str] = []
     for cell in row:
@@ -143,11 +168,15 @@ def row_label(row: Sequence[str]) -> str:
             break
         if cell.strip():
             label.append(cell.strip())
-    return " ".join(label)
+    return label
 
 
-def resolve_cell(question: str, block: Block, *, margin: float = 0.25) -> CellAnswer | None:
-    """The cell the question names in this table, or None when row or column is unclear."""
+def resolve_cell(
+    question: str, block: Block, *, margin: float = 0.25, strict: bool = False
+) -> CellAnswer | None:
+    """The cell the question names in this table, or None when row or column is unclear.
+    `strict` (the table is not named): the question must name the whole row label and at least
+    half of the column's header path, so a stray shared word never picks a cell."""
     table = block.table
     if table is None or not table.rows:
         return None
@@ -174,6 +203,8 @@ def resolve_cell(question: str, block: Block, *, margin: float = 0.25) -> CellAn
     best_col = _unique_best(candidates, margin)
     if best_col is None:
         return None
+    if strict and (_coverage(q, _row_key(rows[r])) < 1.0 or _coverage(q, cols[best_col]) < 0.5):
+        return None
     row_s = max(s for s, i in row_scores if i == r)
     col_s = max(s for s, i in candidates if i == best_col)
     return CellAnswer(
@@ -196,11 +227,20 @@ def _unique_best(scored: Sequence[tuple[float, int]], margin: float) -> int | No
 
 
 def resolve_in_tables(
-    question: str, blocks: Sequence[Block], refs: Sequence[str] = ()
+    question: str, blocks: Sequence[Block], refs: Sequence[str] = (), *, strict: bool = True
 ) -> CellAnswer | None:
     """The best cell over the given table blocks. When the question names tables (`refs`,
-    "Table 1" → "1"), only those are read: a look-alike cell of another table is never taken."""
+    "Table 1" → "1"), only those are read: a look-alike cell of another table is never taken;
+    when it names none, only a cell whose row and column labels it names in full (`strict`;
+    off: the best-scoring cell, the behaviour before issue #29)."""
     if refs:
         blocks = [b for b in blocks if _names_table(b, refs)]
-    found = [c for b in blocks if b.table is not None for c in [resolve_cell(question, b)] if c]
+    strict = strict and not refs
+    found = [
+        c
+        for b in blocks
+        if b.table is not None
+        for c in [resolve_cell(question, b, strict=strict)]
+        if c
+    ]
     return max(found, key=lambda c: c.score) if found else None

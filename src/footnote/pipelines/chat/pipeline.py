@@ -13,10 +13,11 @@ import asyncio
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from footnote.config import ChatSettings
+from footnote.errors import LicenceRefused
 from footnote.events import (
     Done,
     Event,
@@ -25,7 +26,8 @@ from footnote.events import (
 )
 from footnote.models.base import Message
 from footnote.models.budget import Budget
-from footnote.pipelines.memory import ConversationMemory, MemoryContext
+from footnote.models.roles import NO_EXTERNAL
+from footnote.pipelines.memory import ConversationMemory, MemoryContext, message_labels
 from footnote.pipelines.trace import Trace
 from footnote.prompts import render
 from footnote.serialize import answer_to_dict
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 AnswerFn = Callable[[str], AsyncIterator[Event]]
 """Answers a standalone question (ask, or the agent loop); its events end with Final, Done."""
 LabelsFn = Callable[[Sequence[ChatMessage]], tuple[str, ...]]
+"""The labels of the sources a finished reply cites, read when it is produced."""
 
 _CUES = re.compile(
     r"\b(it|its|they|them|their|theirs|this|that|these|those|he|she|his|her|him|one|ones|"
@@ -91,7 +94,8 @@ class ChatDeps:
     settings: ChatSettings
     rewrite_model: RoleModel | None = None
     summarise_model: RoleModel | None = None
-    labels_for: LabelsFn = lambda _msgs: ()
+    labels_for: LabelsFn = lambda _msgs: (NO_EXTERNAL,)
+    """Unknown unless the composition says: a reply of unknown provenance is restricted."""
     trace: Trace = field(default_factory=Trace)
 
 
@@ -131,17 +135,25 @@ class ChatPipeline:
             data: dict[str, Any] = {"question": question, "standalone": standalone}
             if final is not None:
                 data["answer"] = answer_to_dict(final, run_id=self.trace.run_id)
-            await self.deps.memory.finish(
-                turn.user_id, turn.reply, final.text if final else "", status, data
-            )
+            text = final.text if final else ""
+            done = replace(turn.reply, content=text, data=data)
+            labels = self._reply_labels(done) if text else ()
+            await self.deps.memory.finish(turn.user_id, turn.reply, text, status, data, labels)
         if self.deps.summarise_model is not None:
             try:
-                await self.deps.memory.fold(
-                    turn.user_id, turn.session_id, self._summarise, self.deps.labels_for
-                )
+                await self.deps.memory.fold(turn.user_id, turn.session_id, self._summarise)
             except Exception as exc:  # a failed fold keeps the old summary; the turn stands
                 self.trace.add("error", "fold", {"message": str(exc)}, time.time(), 0.0)
         yield Done()
+
+    def _reply_labels(self, reply: ChatMessage) -> tuple[str, ...] | None:
+        """The labels a reply is kept with: those of the sources it cites now, as it is
+        produced; None (restricted) when they cannot be read."""
+        try:
+            return self.deps.labels_for([reply])
+        except Exception as exc:  # unknown labels are kept as unknown, never as none
+            self.trace.add("error", "labels", {"message": str(exc)}, time.time(), 0.0)
+            return None
 
     async def rewrite(self, question: str, ctx: MemoryContext) -> str:
         """The standalone form of `question` (unchanged without history or cues)."""
@@ -156,16 +168,20 @@ class ChatPipeline:
             self.trace.add("rewrite", "skipped", {"reason": "budget"}, time.time(), 0.0)
             return question
         prompt = render("chat_rewrite", conversation=ctx.render(), question=question)
-        labels = tuple(dict.fromkeys([*ctx.summary_labels, *self.deps.labels_for(ctx.turns)]))
+        labels = tuple(dict.fromkeys([*ctx.summary_labels, *message_labels(ctx.turns)]))
         with self.trace.span("model", "rewrite", role=model.role, question=question) as span:
-            out = await asyncio.to_thread(
-                model.complete,
-                [Message("user", prompt)],
-                max_tokens=96,
-                labels=labels,
-                budget=self.budget,
-                run_id=self.trace.run_id,
-            )
+            try:
+                out = await asyncio.to_thread(
+                    model.complete,
+                    [Message("user", prompt)],
+                    max_tokens=96,
+                    labels=labels,
+                    budget=self.budget,
+                    run_id=self.trace.run_id,
+                )
+            except LicenceRefused as exc:  # the conversation may not reach this model
+                span.update(output=question, skipped=str(exc))
+                return question
             text = _clean_rewrite(out.text, question, ctx.render())
             span.update(output=text, tokens_in=out.tokens_in, tokens_out=out.tokens_out)
         self.rewrites += 1
@@ -186,7 +202,7 @@ class ChatPipeline:
                 model.complete,
                 [Message("user", prompt)],
                 max_tokens=self.deps.settings.summary_tokens,
-                labels=tuple(dict.fromkeys([*summary_labels, *self.deps.labels_for(messages)])),
+                labels=tuple(dict.fromkeys([*summary_labels, *message_labels(messages)])),
                 budget=self.budget,
                 run_id=self.trace.run_id,
             )

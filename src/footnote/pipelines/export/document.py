@@ -7,7 +7,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from footnote.types import Brief, EvidenceCard
+from footnote.types import INSUFFICIENT_MARK, Brief, EvidenceCard
+
+WEAK_FLAG = INSUFFICIENT_MARK.strip("()")
+"""The flag of a weakly supported sentence or claim, in every format (the answer's mark)."""
 
 
 @dataclass(frozen=True)
@@ -141,14 +144,14 @@ def brief_document(brief: Brief, provenance: Provenance,
             elif action == "approve":
                 flags.append("approved")
             if c.verdict == "weak":
-                flags.append("weakly supported")
+                flags.append(WEAK_FLAG)
             if c.key_number:
                 flags.append("key figure")
             paragraphs.append(Paragraph(c.text, tuple(ref(i) for i in c.card_ids if i in cards),
                                         tuple(flags)))  # fmt: skip
         tables = []
         for conflict in brief.conflicts:
-            if s.item_id not in conflict.item_ids[:1]:
+            if s.item_id not in conflict.item_ids:
                 continue
             res = resolutions.get(conflict.id) or {}
             rows = []

@@ -2,13 +2,16 @@
 deterministic templates, each checked by the gate (`verify.graph_answer` → `verify.gate`)
 against the rows it was shown; the model's sentences also by the judge when one is given
 (templates are written from the row values, so their values are checked but not judged).
+When the model's sentences state what the rows lack, the rows do not answer the question:
+no template then renders them as if they did (`asked_gap` says what the graph holds instead).
 """
 
 from __future__ import annotations
 
+import re
 import secrets
 import string
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,14 +22,15 @@ from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
 from footnote.prompts import load_prompt
-from footnote.store.graph.base import GraphRows
+from footnote.store.graph.base import GraphRows, GraphSpec
 from footnote.types import Sentence
 from footnote.verify.checks import Judge
 from footnote.verify.graph_answer import (
     GraphVerdict,
     ShownRows,
     row_id,
-    row_text,
+    schema_words,
+    unsupported_words,
     value_text,
     verify_graph_answer,
 )
@@ -76,8 +80,18 @@ def template_sentences(
         elif len(rows.columns) == 1 and len(rows.rows) == 1:
             out.append((f"The answer is {value_text(r[0])}.", [row_id(i)]))
         else:
-            out.append((row_text(rows.columns, r).replace("; ", ", ") + ".", [row_id(i)]))
+            out.append((row_sentence(rows.columns, r), [row_id(i)]))
     return out
+
+
+def row_sentence(columns: Sequence[str], row: Sequence[Any]) -> str:
+    """One row as a sentence: its first value, then the others by column name
+    ("The Polar Express (released 2004)."), not a `column: value` dump."""
+    values = [value_text(v) for v in row]
+    if not values:
+        return ""
+    rest = ", ".join(f"{c} {v}" for c, v in zip(columns[1:], values[1:], strict=False) if v)
+    return f"{values[0]} ({rest})." if rest else f"{values[0]}."
 
 
 def compose_answer(
@@ -91,10 +105,14 @@ def compose_answer(
     labels: tuple[str, ...] = (),
     run_id: str | None = None,
     judge: Judge | None = None,
+    vocabulary: Collection[str] | None = None,
 ) -> Composed:
     """Sentences citing rows: from the model when given, else from templates; either way
-    checked against the first `max_rows` rows (those the composer saw) and `params`; the
-    model's sentences also by `judge` (entailment) when given."""
+    checked against the first `max_rows` rows (those the composer saw), `params` and
+    `vocabulary` (the schema's words; None: words unchecked); the model's sentences also by
+    `judge` (entailment).
+    No sentences (method "model") when the model stated values or words the rows lack, or
+    wrote none (the rows do not answer the question)."""
     shown = ShownRows.of(rows, max_rows, params)
     if model is not None:
         tag = "rows-" + secrets.token_hex(4)  # row text cannot forge a tag it never saw
@@ -105,19 +123,61 @@ def compose_answer(
         ]
         try:
             out = structured(model, msgs, _Composed, run_id=run_id, max_tokens=400, labels=labels)
+            declined = not out.sentences  # the prompt: no sentences when the rows do not answer
         except ModelError:
-            out = _Composed(sentences=[])
+            out, declined = _Composed(sentences=[]), False
         verdict = verify_graph_answer(
-            [(s.text, s.rows) for s in out.sentences], shown, judge=judge, question=question
-        )
+            [(s.text, s.rows) for s in out.sentences], shown, judge=judge, question=question,
+            vocabulary=vocabulary,
+        )  # fmt: skip
         if verdict.sentences:
             return Composed(verdict.sentences, verdict, "model")
+        if declined or any(c.cited and any(c.missing.values()) for c in verdict.checks):
+            return Composed((), verdict, "model", verdict)  # the rows do not hold the answer
         discarded: GraphVerdict | None = verdict
     else:
         discarded = None
-    verdict = verify_graph_answer(template_sentences(rows, answer_template, max_rows), shown)
+    own = {w.lower() for w in re.findall(r"[A-Za-z]+", answer_template)}  # the template's words
+    verdict = verify_graph_answer(
+        template_sentences(rows, answer_template, max_rows), shown,
+        vocabulary=None if vocabulary is None else {*vocabulary, *own},
+    )  # fmt: skip
     sents = list(verdict.sentences)
     if len(rows.rows) > max_rows or rows.truncated:
         more = "more" if rows.truncated else str(len(rows.rows))
         sents.append(Sentence(f"(Showing {max_rows} of {more} rows.)", factual=False))
     return Composed(tuple(sents), verdict, "template", discarded)
+
+
+_ASKING = frozenset(
+    {"about", "come", "came", "comes", "out", "get", "got", "gets", "make", "made", "makes",
+     "tell", "know", "many", "much", "all", "any", "some", "every", "there", "exist", "exists"}
+)  # fmt: skip
+
+
+def asked_gap(
+    question: str, spec: GraphSpec, rows: GraphRows, names: Sequence[str], labels: Sequence[str]
+) -> str:
+    """Why rows do not answer `question`: "the graph does not hold X; it holds Y, Z" when the
+    question asks for words that neither the schema nor the rows hold (X as written in the
+    question; Y, Z the properties of `labels`, else of every label), else that the rows of
+    the query do not state what was asked."""
+    known = "\n".join([*names, *rows.columns, *(value_text(v) for r in rows.rows for v in r)])
+    keywords = {w for i in spec.intents.values() for k in i.keywords for w in k.lower().split()}
+    unknown = set(unsupported_words(question, known, schema_words(spec) | keywords)) - _ASKING
+    runs: list[tuple[int, int]] = []
+    for m in re.finditer(r"[A-Za-z]+", question):
+        if m.group(0).lower() not in unknown:
+            continue
+        if runs and re.fullmatch(r"[\s-]*", question[runs[-1][1] : m.start()]):
+            runs[-1] = (runs[-1][0], m.end())
+        else:
+            runs.append((m.start(), m.end()))
+    held = [lab for lab in dict.fromkeys(labels) if lab in spec.nodes] or list(spec.nodes)
+    props = list(dict.fromkeys(p for lab in held for p in spec.nodes[lab].properties))
+    if runs:
+        asked = " and ".join(question[a:b] for a, b in runs)
+        return f"the graph does not hold {asked}; it holds {', '.join(props)}"
+    return "the rows of this query do not state what the question asks: they hold " + ", ".join(
+        rows.columns
+    )

@@ -127,6 +127,28 @@ class ExampleRetriever:
                 scored.append((-s, i))
         return [self.examples[i] for _, i in sorted(scored)[:k]]
 
+    def for_pattern(self, question: str, cypher: str, k: int) -> list[Example]:
+        """`k` examples for a query that failed: first those walking the same labels and
+        relationships as `cypher` (most similar question first), then the most similar."""
+        names = pattern_names(cypher)
+        ranked = self.top(question, len(self.examples))
+        ranked += [e for e in self.examples if e not in ranked]
+        same = [e for e in ranked if names & pattern_names(e.cypher)] if names else []
+        out: list[Example] = []
+        for e in [*same, *ranked]:
+            if all((e.question, e.cypher) != (o.question, o.cypher) for o in out):
+                out.append(e)
+        return out[:k]
+
+
+_PATTERN = re.compile(r"[:|]\s*`?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def pattern_names(cypher: str) -> set[str]:
+    """The labels and relationship types a query walks (`(p:Person)-[:DIRECTED]->` →
+    Person, DIRECTED)."""
+    return set(_PATTERN.findall(cypher))
+
 
 def examples_block(examples: Sequence[Example]) -> str:
     """Examples as prompt text."""

@@ -14,6 +14,19 @@ from footnote.models.base import Message
 from footnote.prompts import render
 from footnote.store.graph.base import GraphSpec
 
+DIALECTS = {
+    "ladybug": (
+        "embedded LadybugDB (Kuzu)",
+        "`label(r)` for a relationship's type and `label(n)` for a node's label (no `type()` "
+        "or `labels()`); no `shortestPath()`; `size()` for lists and `count()` for rows.",
+    ),
+    "falkordb": (
+        "FalkorDB",
+        "`type(r)` for a relationship's type and `labels(n)` for a node's labels (no "
+        "`label()`); `size()` for lists and `count()` for rows.",
+    ),
+}
+"""Backend → (engine name, dialect notes) for the Cypher prompt."""
 _FENCE = re.compile(r"```(?:cypher|sql|[a-z]*)?\s*\n?(.*?)```", re.S | re.I)
 
 
@@ -50,17 +63,33 @@ def cypher_messages(
     error: str = "",
     *,
     examples: str | None = None,
+    reading: str = "",
+    backend: str = "ladybug",
+    history: str = "",
 ) -> list[Message]:
     """System prompt with the schema of `spec` (possibly pruned) and `examples` (default: the
-    first ones, `examples_text`); the question with its parameters."""
+    first ones, `examples_text`); the user's question with its parameters, and `reading` (the
+    understanding's rewrite) as evidence beside it, never in its place. The dialect notes
+    are those of `backend` (the store's engine). `history`: the conversation's earlier turns
+    (question, query, answer), for what a follow-up refers to."""
+    engine, dialect = DIALECTS.get(backend, DIALECTS["ladybug"])
     system = render(
         "graph_cypher",
         schema=spec.describe(),
         examples=examples if examples is not None else examples_text(spec),
+        engine=engine,
+        dialect=dialect,
     )
     keys = {k: spec.nodes[k].key for k in spec.nodes}
     plist = "\n".join(f"- ${p}: {desc}" for p, (_, desc) in params.items())
     user = f"Question: {question}"
+    if history:
+        user = f"Earlier turns (for what the question refers to):\n{history}\n\n{user}"
+    if reading and " ".join(reading.split()) != " ".join(question.split()):
+        user += (
+            "\nA reading of the question (a rewrite, possibly wrong; answer the question above): "
+            + " ".join(reading.split())
+        )
     if plist:
         user += f"\nParameters (compare them with the node's key property {keys}):\n{plist}"
     msgs = [Message("system", system), Message("user", user)]

@@ -7,10 +7,21 @@
    `temperature`), each through parse + schema + permissions + EXPLAIN (the guard) and run;
 4. a candidate that fails is retried `retries` times, with the rejected query and the error
    (`retry_with_error`) or blind;
-5. the result is chosen by agreement of the candidates' result sets (`choose`), and when
-   the candidates disagree or the chosen result is empty, `unsure` asks back with the
-   readings (`clarify`) or refuses, instead of presenting an empty answer;
-6. the `cypher_fallback` role when no candidate ran.
+5. a query that matched nothing (no rows, or one row of zero counts / null aggregates) is not
+   yet an answer: the template gives way to generated candidates, a candidate is retried
+   with "matched nothing" (when retries are left), then the next candidate, then the
+   fallback; only when every rung matched nothing is the result empty;
+6. the result is chosen by agreement of the candidates' result sets (`choose`), preferring
+   results that matched something, and when the candidates disagree or the chosen result is
+   empty, `unsure` asks back with the readings (`clarify`) or refuses, instead of presenting
+   an empty answer;
+7. when no candidate ran, the fallback rung: the `cypher_fallback` role when it is bound to
+   a model other than `cypher` (`fallback_rung`); else a different strategy with `cypher`
+   (`fallback_candidates` candidates by agreement, the full schema instead of the pruned
+   one, examples retrieved for the failing query's pattern).
+
+What failed reaches the user in words (`LadderResult.failure`); the engine's own message is
+logged and given to the model's retry.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -37,8 +49,29 @@ from footnote.pipelines.graph.context import (
 )
 from footnote.pipelines.graph.cypher import cypher_messages, extract_cypher, param_names
 from footnote.pipelines.trace import Trace
-from footnote.store.graph.base import GraphQueryError, GraphRows, GraphSpec, GraphStore, Intent
-from footnote.verify.cypher.guard import GraphGuard, Principal
+from footnote.store.graph.base import (
+    GraphQueryError,
+    GraphRows,
+    GraphSpec,
+    GraphStore,
+    Intent,
+    engine_error_words,
+)
+from footnote.verify.cypher.guard import COMPILE_FAILED, GraphGuard, Principal
+
+log = logging.getLogger(__name__)
+NOTHING_MATCHED = (
+    "the query ran but matched nothing (no rows, or a count of 0): check the values, labels "
+    "and relationship directions against the schema"
+)
+_ORDER_LIMIT = re.compile(
+    r"\bORDER\s+BY\s+(?P<key>[^,]+?)(?:\s+(?:ASC|DESC|ASCENDING|DESCENDING))?\s+LIMIT\s+"
+    r"(?P<k>\d+)\s*$",
+    re.I,
+)
+_TIE_ROWS = 25
+"""How many rows past a LIMIT are read to find the ones tied with the last."""
+_AGGREGATE = re.compile(r"\b(?:count|sum|avg|min|max|collect)\s*\(", re.I)
 
 Completer = Callable[[RoleModel, list[Message], float, bool], str]
 """`complete(model, messages, temperature, cache)` → reply text (run id and labels bound)."""
@@ -53,6 +86,8 @@ class Ran:
     rows: GraphRows
     source: str
     attempt: int
+    shown: str = ""
+    """The query as shown to people (`GuardVerdict.shown`); "" when it is `cypher`."""
 
 
 @dataclass
@@ -67,6 +102,17 @@ class LadderResult:
     reason: str = ""
     options: list[str] = field(default_factory=list)
     agreement: float = 0.0
+    failure: str = ""
+    """What failed, in words for the user (`error` keeps the engine's own message)."""
+
+
+def matched_nothing(rows: GraphRows, cypher: str) -> bool:
+    """No rows, or an aggregate over nothing: one row of zero counts, nulls or empty lists."""
+    if not rows.rows:
+        return True
+    empty: tuple[Any, ...] = (0, None, [], "")
+    only = rows.rows[0]
+    return len(rows.rows) == 1 and bool(_AGGREGATE.search(cypher)) and all(v in empty for v in only)
 
 
 def result_key(rows: GraphRows) -> str:
@@ -105,7 +151,11 @@ class CypherLadder:
         self.retriever = retriever
         self.embedder = embedder
         self.result = LadderResult()
+        self.history = ""
+        """The conversation's earlier turns, shown to the Cypher model (set by the pipeline)."""
         self._last = ""
+        self._empty: list[Ran] = []
+        """Runs that matched nothing, kept in case no rung matches anything."""
 
     async def run(
         self,
@@ -113,8 +163,10 @@ class CypherLadder:
         intent: Intent | None,
         entities: Mapping[str, Candidate],
         principal: Principal,
+        reading: str = "",
     ) -> AsyncIterator[Event]:
-        """Template first (when given and its slots are filled), then generated candidates."""
+        """Template first (when given and its slots are filled), then generated candidates for
+        the user's `question` (`reading`, the understanding's rewrite, is shown beside it)."""
         res = self.result
         if intent is not None:
             by_label: dict[str, str] = {}
@@ -129,7 +181,11 @@ class CypherLadder:
                         ran = ev
                     else:
                         yield ev
-                if ran is not None:
+                generate = self.cypher_model is not None or self.fallback_model is not None
+                if ran is not None and generate and matched_nothing(ran.rows, ran.cypher):
+                    self._empty.append(ran)  # the next rung before anything is said
+                    res.error = res.failure = NOTHING_MATCHED
+                elif ran is not None:
                     res.chosen, res.agreement = ran, 1.0
                     return
         if self.cypher_model is None and self.fallback_model is None:
@@ -137,11 +193,15 @@ class CypherLadder:
                 res.error or "no template matches this question and no `cypher` model is bound"
             )
             return
-        async for ev in self._generate(question, entities, principal):
+        async for ev in self._generate(question, entities, principal, reading):
             yield ev
 
     async def _generate(
-        self, question: str, entities: Mapping[str, Candidate], principal: Principal
+        self,
+        question: str,
+        entities: Mapping[str, Candidate],
+        principal: Principal,
+        reading: str = "",
     ) -> AsyncIterator[Event]:
         cfg, res = self.cfg, self.result
         gen = param_names(dict(entities))
@@ -159,7 +219,10 @@ class CypherLadder:
             examples = examples_block(self.retriever.top(question, cfg.few_shot))
         self.trace.add("prompt", "cypher", {"labels": list(shown.nodes),
                                             "examples": examples is not None}, 0.0, 0.0)  # fmt: skip
-        base = cypher_messages(shown, question, gen, examples=examples)
+        base = cypher_messages(
+            shown, question, gen, examples=examples, reading=reading, backend=self.store.backend,
+            history=self.history,
+        )  # fmt: skip
         ran: list[Ran] = []
         model = self.cypher_model
         for k in range(cfg.candidates if model is not None else 0):
@@ -178,36 +241,89 @@ class CypherLadder:
                         got = ev
                     else:
                         yield ev
-                if got is not None:
+                if got is not None and not matched_nothing(got.rows, got.cypher):
                     ran.append(got)
                     break
+                if got is not None:
+                    self._empty.append(got)
+                    res.error = res.failure = NOTHING_MATCHED
+                    if r == cfg.retries:
+                        break
                 source = "retry"
                 if cfg.retry_with_error:
                     msgs = cypher_messages(
-                        shown, question, gen, cypher, res.error, examples=examples
-                    )
+                        shown, question, gen, cypher, res.error, examples=examples,
+                        reading=reading, backend=self.store.backend, history=self.history,
+                    )  # fmt: skip
                 else:  # a blind resample of the same prompt
                     msgs, temp = base, max(temp, cfg.temperature)
             if ran and cfg.choose == "first":
                 break
+        if not ran and self.fallback_model is None and model is not None:
+            async for ev in self._strategy(question, gen, values, principal, reading, ran):
+                yield ev
         if not ran and self.fallback_model is not None:
             res.attempts += 1
             msgs = base
             if self._last:  # the fallback sees what was rejected last, and why
                 msgs = cypher_messages(
-                    shown, question, gen, self._last, res.error, examples=examples
-                )
+                    shown, question, gen, self._last, res.error, examples=examples,
+                    reading=reading, backend=self.store.backend, history=self.history,
+                )  # fmt: skip
             text = await self._ask(self.fallback_model, msgs, 0.0, cache=True)
             if text is not None:
                 async for ev in self._try(extract_cypher(text), values, "fallback", principal):
                     if isinstance(ev, Ran):
-                        ran.append(ev)
+                        (self._empty if matched_nothing(ev.rows, ev.cypher) else ran).append(ev)
                     else:
                         yield ev
+        if not ran and self._empty:  # every rung matched nothing: that is the result
+            ran = self._empty
         if not ran:
-            res.error = f"no safe query could be made after {res.attempts} attempts: {res.error}"
+            n = res.attempts
+            res.error = f"no safe query could be made after {n} attempts: {res.error}"
+            res.failure = f"no safe query could be made after {n} attempts: {res.failure}"
             return
         yield self._choose(ran)
+
+    async def _strategy(
+        self,
+        question: str,
+        gen: Mapping[str, tuple[str, str]],
+        values: Mapping[str, Any],
+        principal: Principal,
+        reading: str,
+        ran: list[Ran],
+    ) -> AsyncIterator[Event]:
+        """The fallback rung on the embedded tier: the `cypher` model again, shown the whole
+        schema, the rejected query with its error, and the examples whose queries walk the
+        same labels and relationships; `fallback_candidates` candidates (the first greedy),
+        chosen later by agreement."""
+        cfg, res, model = self.cfg, self.result, self.cypher_model
+        if model is None or not cfg.fallback_candidates:
+            return
+        spec: GraphSpec = self.store.spec
+        k = max(cfg.few_shot, 3)
+        examples = None
+        if self.retriever is not None:
+            examples = examples_block(self.retriever.for_pattern(question, self._last, k))
+        msgs = cypher_messages(
+            spec, question, dict(gen), self._last, res.error,
+            examples=examples, reading=reading, backend=self.store.backend, history=self.history,
+        )  # fmt: skip
+        self.trace.add("prompt", "fallback", {"labels": list(spec.nodes), "examples":
+                                              examples is not None}, 0.0, 0.0)  # fmt: skip
+        for i in range(cfg.fallback_candidates):
+            res.attempts += 1
+            temp = 0.0 if i == 0 else max(cfg.temperature, 0.3)
+            text = await self._ask(model, msgs, temp, cache=i == 0)
+            if text is None:
+                break
+            async for ev in self._try(extract_cypher(text), values, "fallback", principal):
+                if isinstance(ev, Ran):
+                    (self._empty if matched_nothing(ev.rows, ev.cypher) else ran).append(ev)
+                else:
+                    yield ev
 
     def _choose(self, ran: list[Ran]) -> Status:
         """Pick by agreement of result sets; mark disagreement or an empty result as unsure."""
@@ -215,10 +331,13 @@ class CypherLadder:
         groups: dict[str, list[Ran]] = {}
         for r in ran:
             groups.setdefault(result_key(r.rows), []).append(r)
-        best = max(groups.values(), key=len)  # ties: the earliest group (dicts keep order)
+        # results that matched something first, then the largest group (ties: the earliest)
+        best = max(
+            groups.values(), key=lambda g: (not matched_nothing(g[0].rows, g[0].cypher), len(g))
+        )
         res.chosen, res.agreement = best[0], len(best) / len(ran)
         disagree = len(ran) > 1 and len(best) == 1
-        empty = not best[0].rows.rows
+        empty = matched_nothing(best[0].rows, best[0].cypher)
         if cfg.unsure != "answer" and (disagree or empty):
             res.unsure = cfg.unsure
             if disagree:
@@ -228,11 +347,8 @@ class CypherLadder:
                     f"the question can be read in {len(groups)} ways that give different "
                     "results; which one do you mean?"
                 )
-            else:
-                res.reason = (
-                    "the query ran but matched nothing: the graph may not hold what the "
-                    "question asks about, or it names it differently"
-                )
+            else:  # about the query, not the graph
+                res.reason = f"no rows for this query: {best[0].cypher}"
         return Status(
             "choose", f"{len(best)} of {len(ran)} candidate results agree"
             + (f"; unsure ({'disagree' if disagree else 'empty'})" if res.unsure else "")
@@ -247,7 +363,7 @@ class CypherLadder:
                 span["reply"] = text
             return text
         except ModelError as exc:
-            self.result.error = f"model failed: {exc}"
+            self.result.error = self.result.failure = f"model failed: {exc}"
             return None
 
     async def _try(
@@ -263,7 +379,11 @@ class CypherLadder:
         yield Guard(verdict.ok, reasons=list(verdict.reasons), cypher=verdict.cypher,
                     injected=list(verdict.injected))  # fmt: skip
         if not verdict.ok:
-            res.error = verdict.reason
+            res.error = res.failure = verdict.reason
+            if verdict.reason.startswith(COMPILE_FAILED):
+                log.info("graph query did not compile: %s | %s", verdict.reason, cypher)
+                raw = verdict.reason.removeprefix(COMPILE_FAILED)
+                res.failure = "the query did not compile: " + engine_error_words(raw)
             return
         try:
             with self.trace.span("query", self.store.backend, cypher=verdict.cypher) as sp:
@@ -273,9 +393,44 @@ class CypherLadder:
                 )  # fmt: skip
                 sp.update(rows=len(rows.rows), truncated=rows.truncated)
         except GraphQueryError as exc:
+            log.info("graph query failed: %s | %s", exc, verdict.cypher)
             res.error = f"execution failed: {exc}"
+            res.failure = "the query could not be run: " + engine_error_words(str(exc))
             return
-        yield Ran(verdict.cypher, verdict.params, rows, source, res.attempts)
+        rows = await asyncio.to_thread(self._with_ties, verdict.cypher, verdict.params, rows)
+        yield Ran(verdict.cypher, verdict.params, rows, source, res.attempts, verdict.shown)
+
+    def _with_ties(self, cypher: str, params: Mapping[str, Any], rows: GraphRows) -> GraphRows:
+        """`rows` plus the rows tied with the last one on the ORDER BY key, when a `LIMIT k`
+        cut a tie ("the oldest" answered by one of two people born the same year): the
+        guarded query is run again with only its LIMIT literal raised."""
+        m = _ORDER_LIMIT.search(cypher)
+        if m is None or "UNION" in cypher.upper() or len(rows.rows) < int(m["k"]):
+            return rows
+        k, key = int(m["k"]), m["key"].strip()
+        alias = re.search(rf"{re.escape(key)}\s+AS\s+`?(\w+)", cypher[: m.start()], re.I)
+        name = alias.group(1) if alias else key
+        if name not in rows.columns or k + 1 > self.cfg.row_limit:
+            return rows
+        col, more = rows.columns.index(name), min(k + _TIE_ROWS, self.cfg.row_limit)
+        wider = cypher[: m.start("k")] + str(more) + cypher[m.end("k") :]
+        try:
+            got = self.store.query(wider, params, limit=more, timeout_s=self.cfg.timeout_s)
+        except GraphQueryError:
+            return rows
+        if len(got.rows) <= k:
+            return rows
+        last, tied = got.rows[k - 1][col], []
+        for r in got.rows[k:]:  # ordered: the ties follow the last row kept
+            if r[col] != last:
+                break
+            tied.append(r)
+        if not tied:
+            return rows
+        note = f"{len(tied)} row(s) tied with row {k} on {name} kept past LIMIT {k}"
+        return GraphRows(
+            rows.columns, (*got.rows[:k], *tied), False, rows.seconds, (*rows.notes, note)
+        )
 
 
 _GAPS = (
@@ -284,6 +439,34 @@ _GAPS = (
     (re.compile(r"unknown label (\w+)"), "label"),
     (re.compile(r"unknown relationship type (\w+)"), "relationship"),
 )
+
+
+def fallback_rung(cypher_url: str, fallback_url: str) -> str:
+    """What the fallback rung is: `model` when `cypher_fallback` is bound to another model
+    than `cypher`; `strategy` (the `cypher` model with the full schema, retrieved examples and
+    more candidates) when it is unbound or the same model. The one home of that rule."""
+    same = fallback_url.strip() == cypher_url.strip()
+    return "model" if fallback_url.strip() and not same else "strategy"
+
+
+def graph_rung(role: str, cypher_url: str, fallback_url: str, candidates: int) -> str:
+    """Which rung of the graph ladder `role` serves, in words (`models probe`), or ""."""
+    rung = fallback_rung(cypher_url, fallback_url)
+    strategy = (
+        f"the fallback rung as a strategy ({candidates} candidates by agreement, full schema, "
+        "examples retrieved for the failing pattern)"
+        if candidates
+        else "no fallback rung (graph.fallback_candidates = 0)"
+    )
+    if role == "cypher":
+        first = "graph ladder: generated candidates and retries"
+        return first + ("" if rung == "model" else f", and {strategy}")
+    if role == "cypher_fallback":
+        if rung == "model":
+            return "graph ladder: the fallback rung (a stronger model than `cypher`)"
+        why = "unbound" if not fallback_url.strip() else "the same model as `cypher`"
+        return f"graph ladder: none ({why}); `cypher` serves {strategy}"
+    return ""
 
 
 def schema_gap(error: str, spec: GraphSpec) -> tuple[str, list[str]] | None:

@@ -6,7 +6,16 @@ negations, extra properties/labels/relationships or unmatched quoted values); ot
 get Cypher from the `cypher` role, retried with the error, then the `cypher_fallback` role,
 then a refusal. With `GraphDeps.runs` set, each question is a `graph` run with spans.
 Nothing runs before the guard (parse, read-only, schema, permissions, EXPLAIN) passed it.
-Outcomes: answered, clarify (ambiguous entity or low confidence), no_rows, refused.
+The user's own words are the question throughout (Cypher prompt, answer, display); the
+understanding's rewrite is shown to the Cypher model beside them as a reading, and the names in
+the user's words are aligned even when the understanding dropped them. A question carrying a
+write statement inside a quoted value is refused before any model call.
+In a conversation (`GraphRequest.history`), the understanding is built from the last turns
+and the question, a follow-up carries the previous turn's entities, and the Cypher model sees
+the earlier turns (`conversation`); `turn()` is what the next request's history keeps.
+Outcomes: answered, clarify (ambiguous entity or low confidence), no_rows ("no rows for this
+query", with the query), refused (with "the graph does not hold X; it holds Y, Z" when the rows
+do not hold what was asked).
 """
 
 from __future__ import annotations
@@ -37,9 +46,10 @@ from footnote.index.graph.align import Alignment, EntityIndex
 from footnote.models import judge_support
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph.answer import compose_answer
+from footnote.pipelines.graph.answer import asked_gap, compose_answer
 from footnote.pipelines.graph.context import ExampleRetriever
-from footnote.pipelines.graph.ladder import CypherLadder, schema_gap
+from footnote.pipelines.graph.conversation import GraphTurn, history_text, refers_back
+from footnote.pipelines.graph.ladder import CypherLadder, matched_nothing, schema_gap
 from footnote.pipelines.graph.understand import (
     OTHER,
     GraphUnderstanding,
@@ -50,9 +60,11 @@ from footnote.pipelines.graph.understand import (
 from footnote.pipelines.trace import Trace
 from footnote.store.base import RunStore
 from footnote.store.graph.base import GraphRows, GraphStore
-from footnote.types import Answer, AnswerStatus, Sentence, Usage
+from footnote.textnorm import normalise
+from footnote.types import Answer, AnswerStatus, Sentence, Usage, flat_sentence
 from footnote.verify.checks import Judge
-from footnote.verify.cypher.guard import GraphGuard, Principal
+from footnote.verify.cypher.guard import GraphGuard, Principal, write_in_value
+from footnote.verify.graph_answer import schema_words
 
 GraphStatus = Literal["answered", "clarify", "no_rows", "refused"]
 _ANSWER_STATUS: dict[str, AnswerStatus] = {
@@ -70,6 +82,8 @@ class GraphRequest:
     question: str
     principal: Principal = field(default_factory=Principal)
     run_id: str | None = None
+    history: tuple[GraphTurn, ...] = ()
+    """Earlier turns of the conversation, oldest first (`GraphQAPipeline.turn()` of each)."""
 
 
 @dataclass
@@ -130,14 +144,26 @@ class GraphQAPipeline:
         self.guard = GraphGuard(deps.store, row_cap=deps.settings.row_limit + 1)
         self.outcome = GraphOutcome()
         self.trace = Trace()
+        self._vocabulary = schema_words(self.spec)
         self.labels: tuple[str, ...] = tuple(self.spec.labels)
         """The graph's labels: every model call that carries its data is gated with them."""
         self._sentences: tuple[Sentence, ...] = ()
         self._support = 0.0
+        self._question = ""
+        self._about: tuple[tuple[str, str], ...] = ()
+        self._shown = ""
+        """The chosen query as shown to people (without the server's row-cap probe)."""
+
+    def turn(self) -> GraphTurn:
+        """The last question as a turn of its conversation: the user's words, the answer (or
+        why there is none), the query, the entities it was about."""
+        o = self.outcome
+        return GraphTurn(self._question, o.answer or o.reason, o.cypher, self._about)
 
     def close(self) -> None:
-        """Release the graph store."""
+        """Release the graph store and the alignment index."""
         self.deps.store.close()
+        self.deps.index.close()
 
     async def run(self, request: GraphRequest) -> AsyncIterator[Event]:
         """Yield intent, entities, cypher, guard, rows, answer_delta, citation, final, done."""
@@ -169,9 +195,10 @@ class GraphQAPipeline:
             async for event in self._run(request):
                 yield event
         except FootnoteError as exc:
-            yield Error(type(exc).__name__, str(exc))
+            yield Error(type(exc).__name__, exc.public_message)
             self.trace.add("error", type(exc).__name__, {"message": str(exc)}, time.time(), 0.0)
-            self.outcome.status, self.outcome.reason = "refused", f"could not answer: {exc}"
+            self.outcome.status = "refused"
+            self.outcome.reason = f"could not answer: {exc.public_message}"
         o = self.outcome
         sentences = self._sentences
         if o.status != "answered":
@@ -182,7 +209,8 @@ class GraphQAPipeline:
             o.status,
             o.answer,
             sentences=o.sentences or [{"text": o.answer, "rows": [], "factual": False}],
-            cypher=o.cypher,
+            cypher=self._shown or o.cypher,
+            params=dict(o.params),
             reason=o.reason if o.status != "answered" else "",
             options=list(o.options),
             support=round(self._support, 4) if o.status == "answered" else 0.0,
@@ -201,15 +229,22 @@ class GraphQAPipeline:
 
     async def _run(self, req: GraphRequest) -> AsyncIterator[Event]:
         o, cfg = self.outcome, self.deps.settings
-        self._sentences, self._support = (), 0.0
-        question = " ".join(req.question.split())
+        self._sentences, self._support, self._about = (), 0.0, ()
+        self._shown = ""
+        question = self._question = " ".join(req.question.split())
         if not question:
             o.reason = "empty question"
+            return
+        if attempt := write_in_value(question):  # not a name to strip and answer around
+            o.reason = (
+                f"the question carries a write statement inside a value ({attempt[:60]!r}): "
+                "an injection attempt, refused before any query was made"
+            )
             return
         yield Status("understand", "understanding the question")
         run_id = self.trace.run_id
         with self.trace.span("understand", self.deps.settings.understand) as span:
-            u, method = await self._understand(question, run_id)
+            u, method = await self._understand(question, run_id, req.history)
             span.update(method=method, understanding=u.model_dump())
         o.intent = u.intent
         yield Intent(
@@ -225,6 +260,15 @@ class GraphQAPipeline:
                 self.deps.index.align(m.text, [m.label] if m.label in self.spec.nodes else None)
                 for m in u.entities
             ]
+            # the names in the user's own words count even when the understanding dropped them
+            said = {normalise(m.text) for m in u.entities}
+            known = {(a.best.entity.label, a.best.entity.key) for a in aligned if a.best}
+            for m in self.deps.index.mentions(question):
+                extra = self.deps.index.align(m)
+                if any(m in s or s in m for s in said) or extra.best is None:
+                    continue
+                if (extra.best.entity.label, extra.best.entity.key) not in known:
+                    aligned.append(extra)
             aligned = [
                 a if a.candidates or not a.mention else self.deps.index.align(a.mention)
                 for a in aligned
@@ -235,6 +279,7 @@ class GraphQAPipeline:
                 a for a in aligned
                 if a.best is not None and not (a.ambiguous and a.best.method == "vector")
             ]  # fmt: skip
+            found += self._carried(question, req.history, found)
             span["found"] = [_cand(a) for a in found]
             span["ambiguous"] = [a.mention for a in found if a.ambiguous]
         yield Entities(
@@ -257,22 +302,25 @@ class GraphQAPipeline:
             o.reason = "the question is unclear: please name what you are looking for"
             return
         entities = {a.mention: a.best for a in found if a.best is not None}
+        self._about = tuple((c.entity.label, c.entity.key) for c in entities.values())
         self._rows: GraphRows | None = None
-        async for event in self._ladder(u, entities, req):
+        async for event in self._ladder(question, u, entities, req):
             yield event
         rows = self._rows
         if rows is None:
             return
         yield from_rows(rows)
-        if not rows.rows:
-            o.status, o.reason = "no_rows", "the query ran but matched no rows"
-            o.answer = "No matching records were found in the graph."
+        if matched_nothing(rows, o.cypher):  # a statement about the query, not the graph
+            o.status, o.reason = "no_rows", "no rows for this query"
+            counted = " (it counted nothing)" if rows.rows else ""
+            o.answer = f"No rows for this query{counted}: {o.cypher}"
             return
         model = self._answer_model()
+        yield Status("compose", "writing the answer from the rows")
         with self.trace.span("compose", "model" if model else "template") as span:
             composed = await asyncio.to_thread(
                 compose_answer,
-                u.question,
+                question,  # the user's words: the rewrite never replaces them
                 rows,
                 model=model,
                 answer_template=self.spec.intents[u.intent].answer
@@ -283,6 +331,7 @@ class GraphQAPipeline:
                 labels=self.labels,
                 run_id=run_id,
                 judge=self._judge() if model is not None else None,
+                vocabulary=self._vocabulary,
             )
             v = composed.verdict
             span.update(
@@ -292,6 +341,13 @@ class GraphQAPipeline:
             )  # fmt: skip
             if composed.discarded is not None:
                 span["discarded"] = composed.discarded.reason
+        if composed.method == "model" and not composed.sentences:  # not what was asked
+            names = [
+                n for a in found for n in (a.mention, *(c.entity.name for c in a.candidates[:1]))
+            ]
+            labels = [a.best.entity.label for a in found if a.best]
+            o.status, o.reason = "refused", asked_gap(question, self.spec, rows, names, labels)
+            return
         if not any(s.factual for s in composed.sentences):  # nothing passed the row checks
             o.status = "refused"
             o.reason = "no sentence of the answer could be checked against the rows: " + (
@@ -312,7 +368,7 @@ class GraphQAPipeline:
             + (f"; {v.fabricated} unshown row ids dropped" if v.fabricated else ""),
         )
         for n, s in enumerate(composed.sentences):
-            yield AnswerDelta(s.text + " ")
+            yield AnswerDelta(flat_sentence(s.text, insufficient=s.marked_insufficient) + " ")
             for c in s.citations:
                 yield CitationEvent(n, c)
                 yield Verification(n, c.evidence_id, c.verdict, reasons=dict(c.checks))
@@ -348,9 +404,7 @@ class GraphQAPipeline:
 
         def judge(claim: str, passage: str) -> float:
             with trace.span("model", "judge", role="judge", claim=claim) as span:
-                p = float(
-                    judge_support(model, claim, passage, labels=labels, run_id=trace.run_id)
-                )
+                p = float(judge_support(model, claim, passage, labels=labels, run_id=trace.run_id))
                 span["p_yes"] = p
             return p
 
@@ -361,23 +415,54 @@ class GraphQAPipeline:
         return None if mode == "template" else self.deps.answer_model
 
     async def _understand(
-        self, question: str, run_id: str | None
+        self, question: str, run_id: str | None, history: tuple[GraphTurn, ...] = ()
     ) -> tuple[GraphUnderstanding, str]:
         mode, model = self.deps.settings.understand, self.deps.understand_model
         if mode != "rules" and model is not None:
             try:
                 u = await asyncio.to_thread(
                     understand_by_model, model, question, self.spec, run_id=run_id,
-                    labels=self.labels,
+                    labels=self.labels, history=history,
                 )  # fmt: skip
                 return u, "model"
             except ModelError:
                 pass
-        return understand_by_rules(question, self.spec, self.deps.index), "rules"
+        return understand_by_rules(question, self.spec, self.deps.index, history), "rules"
+
+    def _value_hints(self, u: GraphUnderstanding, entities: dict[str, Any]) -> list[str]:
+        """Constraint values and unaligned mentions that align to a stored property value
+        ("france" → Shop.country = 'France'), for the Cypher model."""
+        asked = [c.value for c in u.constraints] + [
+            m.text for m in u.entities if m.text not in entities
+        ]
+        out = []
+        for text in dict.fromkeys(t for t in asked if t.strip()):
+            a = self.deps.index.align_value(text)
+            if a.best is not None and not a.ambiguous:
+                e = a.best.entity
+                out.append(f"{text!r} is stored as {e.label}.{e.prop} = {e.key!r}")
+        return out
+
+    def _carried(
+        self, question: str, history: tuple[GraphTurn, ...], found: list[Alignment]
+    ) -> list[Alignment]:
+        """The previous turn's entities, for a follow-up that refers back or names none of
+        its own (an entity of a label named now replaces the earlier one)."""
+        if not history or (found and not refers_back(question)):
+            return []
+        have = {a.best.entity.label for a in found if a.best}
+        out = []
+        for label, key in history[-1].entities:
+            if label in have or label not in self.spec.nodes:
+                continue
+            a = self.deps.index.align(key, [label])
+            if a.best is not None and a.best.method == "exact":
+                out.append(Alignment(key, a.candidates[:1]))
+        return out
 
     # -- the ladder ------------------------------------------------------------------------
     async def _ladder(
-        self, u: GraphUnderstanding, entities: dict[str, Any], req: GraphRequest
+        self, question: str, u: GraphUnderstanding, entities: dict[str, Any], req: GraphRequest
     ) -> AsyncIterator[Event]:
         """Run `CypherLadder`; sets `self._rows`, or the outcome's unsure status / reason."""
         o = self.outcome
@@ -392,17 +477,24 @@ class GraphQAPipeline:
             retriever=self.deps.examples, embedder=self.deps.index.embedder,
         )  # fmt: skip
         intent = self.spec.intents.get(u.intent) if u.intent != OTHER else None
-        async for event in ladder.run(u.question, intent, entities, req.principal):
+        ladder.history = history_text(req.history, with_cypher=True)
+        reading = u.question
+        if u.sub_questions:
+            reading += " (parts: " + "; ".join(u.sub_questions) + ")"
+        if hints := self._value_hints(u, entities):
+            reading += " (values as stored: " + "; ".join(hints) + ")"
+        async for event in ladder.run(question, intent, entities, req.principal, reading):
             yield event
         res = ladder.result
         o.attempts = res.attempts
         if res.chosen is None:
-            o.reason = res.error
+            o.reason = res.failure or res.error
             if gap := schema_gap(res.error, self.spec):  # "the graph does not hold X"
                 o.reason, o.options = gap[0], gap[1]
             return
         c = res.chosen
         o.cypher, o.params, o.source = c.cypher, c.params, c.source
+        self._shown = c.shown or c.cypher
         o.rows = c.rows.as_dicts()
         if res.unsure:
             yield from_rows(c.rows)

@@ -1,24 +1,26 @@
-"""Where graph rows come from: the demo graphs (read from the shared data folder at run time:
-their repositories state no licence, so footnote ships only its own spec files), Neo4j
+"""Where graph rows come from: the demo graphs (bundled in compact form, see
+`examples/ATTRIBUTION.md`; `graph.data_dir` may point at the upstream files instead), Neo4j
 `CREATE` scripts, and the library's own graph of papers, sections and references.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from footnote.config import GraphSettings, shared_data_candidates
+from footnote.config import GraphSettings
 from footnote.errors import NotFound, UsageError
 from footnote.examples import GRAPHS_DIR
 from footnote.ingest.references import reference_keys
 from footnote.store.base import DocumentStore
 from footnote.store.graph.base import SPEC_FILENAME, GraphSpec, load_spec
 from footnote.store.graph.catalog import Rows
-from footnote.store.graph.files import rows_from_files
-from footnote.types import Section, personal_group, readable_by
+from footnote.store.graph.files import rows_from_files, rows_from_tables
+from footnote.types import Section, personal_group, readable_by, shown_source
 from footnote.verify.cypher.parse import Token, tokenize
 
 DEMOS = ("movies", "northwind")
@@ -36,32 +38,42 @@ DEMO_UPSTREAM = {
     "northwind": ("neo4j-graph-examples/northwind", "import/*.csv", "northwind/import/"),
 }
 """Where each demo graph's data comes from (repository on GitHub, its file, where it goes)."""
+DEMO_BUNDLED = {"movies": "movies.cypher.gz", "northwind": "northwind.json.gz"}
+"""The compact copy of each demo's data shipped in `examples/graphs/<demo>/`."""
 
 
-def demo_data_dir(settings: GraphSettings, name: str = "movies") -> Path:
-    """The `neo4j-example-graphs` folder holding demo `name`'s data; NotFound saying where
-    to get it when absent (the upstream repositories state no licence: it is not bundled)."""
-    roots = [Path(settings.data_dir)] if settings.data_dir else shared_data_candidates()
-    repo, upstream, local = DEMO_UPSTREAM.get(name, DEMO_UPSTREAM["movies"])
-    for root in roots:
-        folder = root / "neo4j-example-graphs"
-        if (folder / local).exists():
-            return folder
-    where = roots[0] / "neo4j-example-graphs" / name
-    raise NotFound(
-        f"the {name} demo graph's data is not bundled (its upstream repository states no "
-        f"licence): get {upstream} from the {repo} repository on GitHub, put it in {where}/ "
-        f"({local}), and set graph.data_dir (FOOTNOTE_GRAPH__DATA_DIR) to {roots[0]}"
-    )
+def demo_data_dir(settings: GraphSettings, name: str = "movies") -> Path | None:
+    """The `neo4j-example-graphs` folder under `graph.data_dir` when it holds demo `name`'s
+    upstream files (read instead of the bundled copy); None: the bundled copy is used."""
+    if name not in DEMOS:
+        raise UsageError(f"unknown demo {name!r}; demos: {', '.join(DEMOS)}")
+    if not settings.data_dir:
+        return None
+    folder = Path(settings.data_dir) / "neo4j-example-graphs"
+    return folder if (folder / DEMO_UPSTREAM[name][2]).exists() else None
 
 
-def demo_rows(name: str, data: Path) -> tuple[Rows, Rows]:
-    """Rows of a demo graph from the shared data folder."""
+def demo_rows(name: str, data: Path | None = None) -> tuple[Rows, Rows]:
+    """Rows of a demo graph: from the upstream files under `data` (a `neo4j-example-graphs`
+    folder), or from the bundled copy when `data` is None."""
+    spec = demo_spec(name)
+    bundled = GRAPHS_DIR / name / DEMO_BUNDLED[name]
+    if data is None and not bundled.exists():
+        raise NotFound(f"the bundled data of the {name} demo ({bundled}) is missing")
     if name == "movies":
-        nodes, rels = parse_create_script((data / "movies" / "movies.cypher").read_text("utf-8"))
-        return nodes, key_rows(demo_spec(name), rels)
-    files = sorted((data / "northwind" / "import").glob("*.csv"))
-    return rows_from_files(demo_spec(name), files)
+        path = data / "movies" / "movies.cypher" if data is not None else None
+        text = path.read_text("utf-8") if path else gzip.decompress(bundled.read_bytes()).decode()
+        nodes, rels = parse_create_script(text)
+        return nodes, key_rows(spec, rels)
+    if data is not None:
+        return rows_from_files(spec, sorted((data / "northwind" / "import").glob("*.csv")))
+    tables: dict[str, Any] = json.loads(gzip.decompress(bundled.read_bytes()))["tables"]
+
+    def rows(table: str) -> list[dict[str, Any]]:
+        cols = tables[table]["columns"]
+        return [dict(zip(cols, r, strict=True)) for r in tables[table]["rows"]]
+
+    return rows_from_tables(spec, sorted(tables), rows)
 
 
 def _literal(toks: list[Token], i: int) -> tuple[Any, int]:
@@ -207,9 +219,8 @@ def library_rows(
         if doc is None:
             continue
         s = doc.source
-        papers.append(
-            {"id": s.id, "title": s.title, "uri": s.uri, "pages": s.pages, "lang": s.lang}
-        )
+        uri = shown_source(s, ()).uri  # a file name, never a server path: graphs are shared
+        papers.append({"id": s.id, "title": s.title, "uri": uri, "pages": s.pages, "lang": s.lang})
         secs: list[dict[str, Any]] = []
         _sections(s.id, doc.sections, "", secs)
         sections += secs

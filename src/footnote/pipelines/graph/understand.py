@@ -5,6 +5,7 @@ as one schema-validated object, from the `understand` role or from rules.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
@@ -12,7 +13,14 @@ from footnote.index.graph.align import EntityIndex
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
-from footnote.prompts import render
+from footnote.pipelines.graph.conversation import (
+    GraphTurn,
+    history_text,
+    parts,
+    refers_back,
+    standalone,
+)
+from footnote.prompts import data_section, render
 from footnote.store.graph.base import GraphSpec
 from footnote.textnorm import QUESTION_WORDS_EN, normalise
 
@@ -44,6 +52,9 @@ class GraphUnderstanding(BaseModel):
     entities: list[Mention] = Field(default_factory=list)
     constraints: list[Constraint] = Field(default_factory=list)
     question: str = Field(description="The question rewritten to stand alone, in its language.")
+    sub_questions: list[str] = Field(
+        default_factory=list, description="One standalone question per part, when it has parts."
+    )
 
 
 def _labels_of(index: EntityIndex, mention: str) -> set[str]:
@@ -60,16 +71,39 @@ def _guess_mentions(question: str) -> list[str]:
     return list(dict.fromkeys(f for f in found if f))
 
 
-def understand_by_rules(question: str, spec: GraphSpec, index: EntityIndex) -> GraphUnderstanding:
-    """Intent from keyword cues; mentions from known names (or quoted/capitalised words)."""
+def _keywords_said(q: str, spec: GraphSpec) -> set[str]:
+    """The intent keywords in `q`, read leftmost-longest so overlapping cues do not both count
+    ("导演过" is 导演 "directed", not also 演过 "acted in")."""
+    words = sorted({normalise(k) for i in spec.intents.values() for k in i.keywords} - {""},
+                   key=len, reverse=True)  # fmt: skip
+    said: set[str] = set()
+    i = 0
+    while i < len(q):
+        k = next((w for w in words if q.startswith(w, i)), None)
+        if k is None:
+            i += 1
+        else:
+            said.add(k)
+            i += len(k)
+    return said
+
+
+def understand_by_rules(
+    question: str, spec: GraphSpec, index: EntityIndex, history: Sequence[GraphTurn] = ()
+) -> GraphUnderstanding:
+    """Intent from keyword cues; mentions from known names (or quoted/capitalised words); the
+    standalone reading and the parts by the conversation rules."""
     q = normalise(question)
     mentions = index.mentions(question) or _guess_mentions(question)
     labels: set[str] = set()
     for m in mentions:
         labels |= _labels_of(index, m)
+    if history and (refers_back(question) or not mentions):  # a follow-up's earlier entities
+        labels |= {label for label, _ in history[-1].entities}
     best, best_hits = OTHER, 0
+    said = _keywords_said(q, spec)
     for name, intent in spec.intents.items():
-        hits = sum(1 for k in intent.keywords if normalise(k) and normalise(k) in q)
+        hits = sum(1 for k in intent.keywords if normalise(k) in said)
         needs = set(intent.params.values())
         if hits and needs <= labels and hits > best_hits:
             best, best_hits = name, hits
@@ -77,8 +111,9 @@ def understand_by_rules(question: str, spec: GraphSpec, index: EntityIndex) -> G
     confidence = (0.9 if best_hits > 1 else 0.75) if best != OTHER else 0.6 if len(q) >= 8 else 0.2
     ents = [Mention(text=m, label=next(iter(_labels_of(index, m)), "")) for m in mentions]
     return GraphUnderstanding(
-        intent=best, confidence=confidence, entities=ents, question=" ".join(question.split())
-    )
+        intent=best, confidence=confidence, entities=ents,
+        question=" ".join(standalone(question, history).split()), sub_questions=parts(question),
+    )  # fmt: skip
 
 
 def understand_by_model(
@@ -88,16 +123,22 @@ def understand_by_model(
     *,
     run_id: str | None = None,
     labels: tuple[str, ...] = (),
+    history: Sequence[GraphTurn] = (),
 ) -> GraphUnderstanding:
-    """The `understand` role's reading of the question (validated; one repair round)."""
+    """The `understand` role's reading of the question, with the conversation's last turns
+    (validated; one repair round)."""
     intents = "\n".join(
         f"- {name}: {i.description} (entities: {', '.join(f'{p} as {lab}' for p, lab in i.params.items()) or 'none'})"
         for name, i in spec.intents.items()
     )
     system = render("graph_understand", schema=spec.describe(), intents=intents or "(none)")
+    user = question
+    if history:
+        earlier = data_section(history_text(history), "EARLIER_TURNS")
+        user = f"Earlier turns of this conversation:\n{earlier}\n\nQuestion: {question}"
     out = structured(
-        model, [Message("system", system), Message("user", question)], GraphUnderstanding,
-        run_id=run_id, max_tokens=300, labels=labels,
+        model, [Message("system", system), Message("user", user)], GraphUnderstanding,
+        run_id=run_id, max_tokens=400, labels=labels,
     )  # fmt: skip
     if out.intent not in spec.intents:
         out = out.model_copy(update={"intent": OTHER})

@@ -6,7 +6,10 @@ A value is kept only when the gate (`verify.gate.check_draft`) says its citation
 the value — number, unit and words — occurs in the cited text (a table citation is pointed at
 the cell that holds the number first). A numeric field also needs its cue word in the quote or
 the cited cell's row ("learning rate" for a learning rate). Everything else is rejected with the
-gate's reasons; a field with no kept value is "not stated", never guessed.
+gate's reasons; a field with no kept value is "not stated", never guessed. A numeric value is
+compared with its quoted span (or cited cell) as parsed numbers, not as words: "0.002" is kept
+against "2e-3", and "2e-5" is not, even when "5 epochs" or another sentence of the passage
+holds its digits.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from footnote.pipelines.reproduce.rules import Candidate
 from footnote.pipelines.reproduce.table import Rejected, SettingRow, SettingsTable, SettingValue
 from footnote.pipelines.trace import Trace
 from footnote.store.base import DocumentStore
-from footnote.textnorm import normalise
+from footnote.textnorm import normalise, parse_number, quantities, unmatched_numbers
 from footnote.types import Block
 from footnote.verify.answer import refine_table_cites
 from footnote.verify.checks import CitationCheck
@@ -85,7 +88,25 @@ def _cue_ok(candidate: Candidate, check: CitationCheck) -> bool:
     return bool(f.cue.search(where))
 
 
-def _kept(candidate: Candidate, check: CitationCheck) -> SettingValue:
+def _span(check: CitationCheck) -> str:
+    """What a value is cited to: the quote found in the passage, or the cited table cell."""
+    if check.quote_match in ("exact", "fuzzy"):
+        return check.quote
+    if "#" in check.evidence_id and check.evidence is not None:
+        return check.evidence.text
+    return ""
+
+
+def _value_stated(candidate: Candidate, check: CitationCheck) -> bool:
+    """A numeric value is a number its span states, compared by parsed value and unit."""
+    return bool(quantities(candidate.value)) and not unmatched_numbers(
+        candidate.value, _span(check)
+    )
+
+
+def _kept(
+    candidate: Candidate, check: CitationCheck, verdict: str, reasons: dict[str, str]
+) -> SettingValue:
     ev = check.evidence
     assert ev is not None
     quote = check.quote if check.quote_match in ("exact", "fuzzy") else ev.text[:240]
@@ -95,8 +116,8 @@ def _kept(candidate: Candidate, check: CitationCheck) -> SettingValue:
         quote,
         ev.page if ev.block.bbox is not None or ev.page > 1 else None,
         ev.section,
-        check.verdict,
-        dict(check.reasons),
+        verdict,
+        reasons,
         candidate.by,
     )
 
@@ -112,19 +133,28 @@ def build_rows(
         if cand.field not in kept:
             continue
         reasons = dict(check.reasons)
-        ok = (
-            not check.fabricated and check.verdict == "supported" and check.quote_match != "missing"
-        )
+        verdict = check.verdict
+        if field_of(cand.field).numeric and not check.fabricated and not check.numbers_missing:
+            # a number's support is its value in the span, not the span's words
+            verdict = "supported" if _value_stated(cand, check) else "unsupported"
+            reasons.pop("overlap", None)
+            reasons["value"] = (
+                "the cited text states this value"
+                if verdict == "supported"
+                else "the quoted text does not state this value"
+            )
+        ok = not check.fabricated and verdict == "supported" and check.quote_match != "missing"
         if ok and not _cue_ok(cand, check):
             ok = False
             reasons["cue"] = f"the cited text does not mention the {field_of(cand.field).label}"
         if not ok:
-            if check.verdict == "supported" and "cue" not in reasons:
+            if verdict == "supported" and "cue" not in reasons:
                 reasons.setdefault("quote", "the quote does not occur in the cited text")
             rejected[cand.field].append(Rejected(cand.value, check.evidence_id, reasons, cand.by))
             continue
-        key = normalise(cand.value)
-        kept[cand.field].setdefault(key, _kept(cand, check))
+        number = parse_number(cand.value) if field_of(cand.field).numeric else None
+        key = normalise(cand.value) if number is None else repr(number)
+        kept[cand.field].setdefault(key, _kept(cand, check, verdict, reasons))
     return [
         SettingRow(
             f.name,

@@ -1,11 +1,14 @@
 """The baseline mode: one search (library, and the web when allowed), one model call writing the
 brief from the results, citations checked by code — the "search + one model call + citations"
-design most anchors ship, measured beside the full pipeline in the same evaluation run."""
+design most anchors ship, measured beside the full pipeline in the same evaluation run. Its
+claims go through the same gate as a chapter's, with the judge when one is bound."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 from footnote.errors import BudgetExceeded, LicenceRefused, ModelError
 from footnote.events import (
@@ -20,7 +23,12 @@ from footnote.events import (
 )
 from footnote.models.base import Message
 from footnote.pipelines.research.cards import candidates, make_card
-from footnote.pipelines.research.checks import check_section, coverage, flag_for_review
+from footnote.pipelines.research.checks import (
+    JUDGE_NOT_USED,
+    check_section,
+    coverage,
+    flag_for_review,
+)
 from footnote.pipelines.research.investigate import injection_events, quarantine
 from footnote.pipelines.research.pipeline import ResearchDeps, run_budget
 from footnote.pipelines.research.sources import SourceLog
@@ -98,25 +106,42 @@ class BaselinePipeline:
             draft, writer = write_extractive(cards), "extractive"
         yield DraftEvent(item.id, tuple(Claim(f"answer-c{n + 1}", s.text, tuple(s.cites))
                                         for n, s in enumerate(draft.sentences)), writer=writer)  # fmt: skip
-        checked = await asyncio.to_thread(
-            check_section, item, draft, ["claim"] * len(draft.sentences), cards,
-            judge=None, thresholds=self.deps.thresholds,
-        )  # fmt: skip
+        labels = tuple(dict.fromkeys(lab for c in cards for lab in c.labels))
+        judge = self.deps.models.judge_fn(self.budget, labels)
+        kinds, notes = ["claim"] * len(draft.sentences), []
+        try:
+            checked = await asyncio.to_thread(check_section, item, draft, kinds, cards,
+                                              judge=judge, thresholds=self.deps.thresholds)  # fmt: skip
+        except (BudgetExceeded, LicenceRefused, ModelError) as exc:
+            judge = None
+            notes.append(f"{JUDGE_NOT_USED}: {exc}")
+            checked = await asyncio.to_thread(check_section, item, draft, kinds, cards,
+                                              judge=None, thresholds=self.deps.thresholds)  # fmt: skip
+        if judge is None:
+            notes.append(f"{JUDGE_NOT_USED}: support from the deterministic checks only, "
+                         "model-written claims at most weak")  # fmt: skip
         for claim_id, tokens in checked.foreign:
             yield InjectionEvent(f"{item.id}/{claim_id}", "worker_output",
                                  f"the writer added {', '.join(tokens)[:140]}", stage="synthesise",
                                  action="dropped")  # fmt: skip
-        claims = flag_for_review(checked.claims, self.deps.settings.review_sample_rate)
+        seed = random.SystemRandom().randrange(2**32)
+        yield Status("check", f"review sample drawn with seed {seed}")
+        claims = flag_for_review(checked.claims, self.deps.settings.review_sample_rate,
+                                 random.Random(seed))  # fmt: skip
         for c in claims:
             yield CheckEvent(item.id, c.id, c.verdict, reasons=c.checks)
         check = coverage(item, claims, {c.id: c for c in cards}, [],
                          lambda cs: len({c.source_id for c in cs}), ["done"], len(cards))  # fmt: skip
+        if notes:
+            check = replace(
+                check, reasons=(*check.reasons, f"{JUDGE_NOT_USED}: support not judged by a model")
+            )
         yield ChecklistEvent((check,), sample_rate=self.deps.settings.review_sample_rate)
         used = {i for c in claims for i in c.card_ids}
         brief = Brief(
             self.run_id, self.outline.question, self.outline,
             (BriefSection(item.id, item.title, tuple(claims), bound_cards=tuple(c.id for c in cards),
-                          coverage=check.state),),
+                          coverage=check.state, notes=tuple(notes)),),
             tuple(cards), mode="baseline", checklist=(check,),
             not_covered=(f"{check.title}: {'; '.join(check.reasons)}",) if check.state == "uncovered" else (),
             unused_cards=tuple(c.id for c in cards if c.id not in used),

@@ -10,6 +10,8 @@ stated sample of the other claims."""
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -25,11 +27,20 @@ from footnote.types import (
     EvidenceCard,
     OutlineItem,
     Verdict,
-    sha256_hex,
 )
 from footnote.verify import Evidence, EvidenceSet, Judge, Thresholds
 from footnote.verify.draft import Draft
 from footnote.verify.gate import check_draft
+
+JUDGE_NOT_USED = "judge not used"
+"""How a chapter's notes and its checklist item say its support was not judged by a model."""
+
+
+def judge_not_used(notes: Sequence[str]) -> list[str]:
+    """A chapter's notes saying its support was not judged by a model (every rendering of the
+    brief shows them)."""
+    return [n for n in notes if n.startswith(JUDGE_NOT_USED)]
+
 
 TextOf = Callable[[EvidenceCard], str | None]
 """The full text a card's span points into (its snapshot's or block's), None when missing."""
@@ -82,7 +93,9 @@ def check_section(
     judge: Judge | None,
     thresholds: Thresholds,
 ) -> SectionCheck:
-    """The chapter's draft through the gate, against its bound cards only."""
+    """The chapter's draft through the gate, against its bound cards only. Without a judge
+    (none bound, budget spent, licence refused) the gate's own rule holds: a sentence that is
+    not a card's own words is at most `weak`, one that flips a negation is dropped."""
     evidence = card_evidence(cards)
     results = check_draft(draft, evidence, judge=judge, thresholds=thresholds)
     out = SectionCheck()
@@ -118,19 +131,38 @@ def check_section(
     return out
 
 
+_REFERENCE = re.compile(
+    r"(?:\b(?:fig(?:ure)?s?|eq(?:uation)?s?|tab(?:le)?s?|sec(?:tion)?s?|chapters?|appendix|"
+    r"algorithms?|lines?|steps?|refs?|references?|pages?|pp?|footnotes?|theorems?|lemmas?|"
+    r"definitions?|examples?|exhibits?|no)|§|图|表|公式|式|第)[\s.:(（]*$",
+    re.I,
+)
+"""What comes just before a number that names a figure, equation, table or section."""
+
+
 def has_key_number(text: str) -> bool:
-    """Whether a claim states a figure (years alone do not count)."""
-    return any(not looks_like_year(q) for q in quantities(text))
+    """Whether a claim states a figure: a quantity, not a year, not a reference to a figure,
+    equation, table or section ("see Fig. 1", "(Equation 1)", "第3章"), and not a small count
+    in words ("Three research directions")."""
+    for q in quantities(text):
+        if looks_like_year(q) or _REFERENCE.search(text[max(0, q.start - 16) : q.start]):
+            continue
+        if q.words and not (q.percent or q.family.startswith("currency") or q.value >= 1000):
+            continue
+        return True
+    return False
 
 
-def flag_for_review(claims: Sequence[Claim], rate: float) -> list[Claim]:
-    """Key numbers flagged for a mandatory analyst check; a deterministic `rate` sample of the rest."""
-    out = []
-    for c in claims:
-        key = has_key_number(c.text)
-        bucket = int(sha256_hex(c.id.encode())[:8], 16) / 0xFFFFFFFF
-        out.append(replace(c, key_number=key, sampled=not key and bucket < rate))
-    return out
+def flag_for_review(claims: Sequence[Claim], rate: float, rng: random.Random) -> list[Claim]:
+    """One chapter's claims: key figures flagged for a mandatory analyst check, and a random
+    sample of the rest — `rate` of them, the fraction rounded up or down at random so a small
+    chapter is sampled as often as its size asks (`rng` is seeded per brief and chapter)."""
+    flagged = [replace(c, key_number=has_key_number(c.text)) for c in claims]
+    rest = [n for n, c in enumerate(flagged) if not c.key_number]
+    want = rate * len(rest)
+    k = int(want) + (1 if rng.random() < want - int(want) else 0)
+    chosen = set(rng.sample(rest, min(k, len(rest))))
+    return [replace(c, sampled=n in chosen) for n, c in enumerate(flagged)]
 
 
 def coverage(
@@ -141,15 +173,23 @@ def coverage(
     independent: Callable[[Sequence[EvidenceCard]], int],
     stop_reasons: Sequence[str],
     found: int,
+    *,
+    searched: bool = True,
+    queries: Sequence[str] = (),
 ) -> ChecklistItem:
-    """Covered, uncovered or conflicting, with the reasons, for one outline item."""
+    """Covered, uncovered or conflicting, with the reasons, for one outline item. An item
+    whose sub-question never ran is "not searched (budget)"; one that ran and found nothing
+    is "searched, nothing found", with the queries it tried."""
     reasons: list[str] = []
     supported = [c for c in claims if c.verdict == "supported" and c.kind == "claim"]
     cited = [cards[i] for c in supported for i in c.card_ids if i in cards]
     n_independent = independent(cited) if cited else 0
     state: CoverageState = "covered"
-    if not found:
-        reasons.append("no evidence was found")
+    if not searched:
+        reasons.append("not searched (budget)")
+    elif not found:
+        tried = "; ".join(f"“{q}”" for q in queries)
+        reasons.append("searched, nothing found" + (f" (queries: {tried})" if tried else ""))
     if not supported:
         state = "uncovered"
         reasons.append("no claim passed the checks as supported")

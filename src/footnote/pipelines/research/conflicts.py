@@ -1,7 +1,10 @@
-"""Conflicts: the same metric with different values, after normalising scale, unit, currency,
-year and stock-vs-flow, is listed side by side with each source's stated scope — never
-averaged, never silently picked. Values in different currencies are not compared (no exchange
+"""Conflicts: the same metric with different values, after normalising scale (万, 亿, million,
+bn), unit, currency, year and stock-vs-flow, is listed side by side with each source's stated
+scope — never averaged, never silently picked. A metric is the same across wording and language
+when the figures' metric concepts (a small en/zh vocabulary over words, Chinese segmented by
+jieba) overlap. Values in different currencies are shown side by side unconverted (no exchange
 rate is invented); values of different years or of a stock and a flow are different metrics.
+One origin gives one value: a restatement of the same origin is not a further value.
 """
 
 from __future__ import annotations
@@ -12,13 +15,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from footnote.pipelines.research.outline import words as segmented_words
 from footnote.textnorm import (
     STOP_WORDS_EN,
     STOP_WORDS_ZH,
     looks_like_year,
     quantities,
     split_sentences,
-    tokens,
 )
 from footnote.types import Conflict, ConflictValue, EvidenceCard, sha256_hex
 
@@ -35,7 +38,7 @@ _UNITS = {"t": "tonne", "ton": "tonne", "tonne": "tonne", "吨": "tonne", "kt": 
 _STOCK = re.compile(r"installed base|\bstock\b|in operation|in use|cumulative|存量|保有量", re.I)
 _SCOPE = re.compile(
     r"\bonly\b|includ|exclud|\ball (?:types|chemistries)\b|covers|counts|not comparable|scope|"
-    r"hydronic|\bexcept\b|仅|包括|不包括|不含", re.I,
+    r"hydronic|\bexcept\b|仅|包括|不包括|不含|(?:^|[（(])含|含有|口径|范围", re.I,
 )  # fmt: skip
 _GENERIC = frozenset(
     [
@@ -61,6 +64,53 @@ _GENERIC = frozenset(
         "figures",
     ]
 )
+_ZH_FORM = "据统计 统计 数据 显示 报告 估计 预计 约 达 达到 为 年 其中 亿元 万元 元 万 亿"
+_GENERIC_ZH = frozenset(_ZH_FORM.split())
+_VOCABULARY = {
+    "market": "market 市场", "size": "size worth valued value 规模 价值 产值 总额",
+    "revenue": "revenue revenues sales turnover income 营收 收入 销售额 营业收入",
+    "volume": "sold shipments shipped 销量 出货量", "production": "production produced output 产量 生产",
+    "capacity": "capacity 产能 容量 装机容量", "installed": "installed installation 安装 装机",
+    "share": "share 份额 占比 比例", "growth": "growth grew cagr 增长 增速 增长率 年均增长率",
+    "battery": "battery batteries 电池 动力电池 锂电池 蓄电池 废旧电池", "lithium": "lithium 锂",
+    "recycling": "recycling recycled recycle recyclers recycler processed 回收 再生 回收利用 处理 "
+    "回收处理 回收量",
+    "waste": "waste scrap end-of-life 废旧 废弃 废旧电池",
+    "vehicle": "vehicle vehicles ev evs car cars 汽车 电动车 新能源汽车 电动汽车",
+    "heat_pump": "pump pumps 热泵", "company": "company companies firms 企业 公司",
+    "price": "price prices 价格", "cost": "cost costs 成本", "tonnage": "tonnes tons 吨 万吨",
+    "china": "china chinese 中国 我国", "europe": "europe european eu 欧洲 欧盟",
+    "global": "global world worldwide 全球 世界", "sea": "southeast 东南亚",
+    "us": "american 美国", "corpus": "corpus corpora 语料 语料库", "dataset": "dataset datasets 数据集",
+    "document": "documents 文档 文件", "paper": "papers articles 论文 文章",
+    "sentence": "sentences 句子", "word": "words 词 单词", "token": "tokens 词元",
+    "annotation": "annotated annotations 标注", "accuracy": "accuracy 准确率 精度",
+}  # fmt: skip
+"""Metric concepts and their words in English and Chinese: two wordings name one metric when
+their concepts overlap (a word outside the vocabulary stands for itself)."""
+_CONCEPT_OF: dict[str, frozenset[str]] = {}
+for _concept, _words in _VOCABULARY.items():
+    for _w in _words.split():  # a compound word may name several concepts (废旧电池)
+        _CONCEPT_OF[_w] = _CONCEPT_OF.get(_w, frozenset()) | {_concept}
+
+
+def _stem(word: str) -> str:
+    if word.endswith("ies") and len(word) > 5:
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and len(word) > 4 and not word.endswith("ss") else word
+
+
+def metric_concepts(text: str) -> frozenset[str]:
+    """The metric concepts a sentence names, in either language (no stop words, no figures)."""
+    out: set[str] = set()
+    for w in segmented_words(text):
+        w = w.lower()
+        if (w in STOP_WORDS_EN or w in STOP_WORDS_ZH or w in _GENERIC or w in _GENERIC_ZH
+                or any(ch.isdigit() for ch in w) or not any(ch.isalnum() for ch in w)
+                or (w.isascii() and len(w) < 2)):  # fmt: skip
+            continue
+        out |= _CONCEPT_OF.get(w) or _CONCEPT_OF.get(_stem(w)) or {_stem(w)}
+    return frozenset(out)
 
 
 @dataclass(frozen=True)
@@ -83,7 +133,11 @@ def _identifier_or_date(text: str, start: int, end: int) -> bool:
     """A number that is part of an identifier (`2024-017`, `MO-2023/44`, `BIBREF9`) or a day of a
     month (`12 March`, `March 12`), not a measure."""
     before, after = text[max(0, start - 1) : start], text[end : end + 1]
-    if before in ("/", "-", "–", "#") or after in ("/", "-", "–") or (before and before.isalpha()):
+    if (
+        before in ("/", "-", "–", "#")
+        or after in ("/", "-", "–")
+        or (before.isascii() and before.isalpha())
+    ):
         return True
     return bool(
         re.match(rf"\s*{_MONTH}\b", text[end : end + 12], re.I)
@@ -111,13 +165,11 @@ def measures(card: EvidenceCard) -> list[Measure]:
     years = [  # a year inside an identifier (MO-2023/44) dates nothing
         (m.start(), int(m.group(0)))
         for m in re.finditer(r"(?<!\d)(?:19|20)\d{2}(?!\d)", text)
-        if not _identifier_or_date(text, m.start(), m.end()) or _date_year(text, m.start())
+        if not _identifier_or_date(text, m.start(), m.end())
+        or _date_year(text, m.start())
+        or re.search(r"\b(?:FY|CY)$", text[max(0, m.start() - 2) : m.start()])  # FY2023
     ]
-    words = frozenset(
-        t for t in tokens(text)
-        if t not in STOP_WORDS_EN and t not in STOP_WORDS_ZH and t not in _GENERIC
-        and not any(ch.isdigit() for ch in t) and len(t) > 1
-    )  # fmt: skip
+    words = metric_concepts(text)
     out: list[Measure] = []
     pos = 0
     for q in quantities(text):
@@ -130,12 +182,13 @@ def measures(card: EvidenceCard) -> list[Measure]:
         before, after = text[max(0, at - 8) : at], text[pos : pos + 30]
         if re.match(r"\s*(?:per|a|an)\s+(?:US\s+)?(?:dollar|euro|USD|EUR)\b", after, re.I):
             continue  # an exchange rate, not a measure
-        unit = _currency(before, after)
+        unit = q.family.split(":", 1)[1] if q.family.startswith("currency:") else None
+        unit = unit or _currency(before, after)
         if unit is None and q.percent:
             unit = "%"
         if unit is None:
             noun = re.match(r"\s*([A-Za-z\u4e00-\u9fff]+)", after)
-            word = noun.group(1).lower() if noun else ""
+            word = q.unit.lower() or (noun.group(1).lower() if noun else "")
             unit = _UNITS.get(word, _UNITS.get(word.rstrip("s"), "count"))
         after_years = [y for y in years if 0 <= y[0] - pos <= 40]  # "45% by … 2026", "… in 2023"
         year = (after_years[0][1] if after_years else
@@ -149,16 +202,33 @@ def measures(card: EvidenceCard) -> list[Measure]:
     return out
 
 
+def _money(unit: str) -> bool:
+    return len(unit) == 3 and unit.isupper()
+
+
+def _comparable(a: Measure, b: Measure) -> bool:
+    """Same kind of quantity: one unit, or money in any currency (shown unconverted)."""
+    return a.unit == b.unit or (_money(a.unit) and _money(b.unit))
+
+
 def _differ(a: Measure, b: Measure) -> bool:
+    if a.unit != b.unit:
+        return True  # different currencies: no rate is invented, so both are shown
     if math.isclose(a.value, b.value, rel_tol=0.01):
         return False
     return not (a.unit == "%" and b.unit == "%" and abs(a.value - b.value) < 0.5)
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
-    """Shared metric words over the smaller set (0 below three shared words)."""
+    """Shared metric concepts over the smaller set (0 below three shared concepts)."""
     shared = len(a & b)
     return shared / min(len(a), len(b)) if shared >= 3 else 0.0
+
+
+def _scope_in(text: str) -> str:
+    """The clauses of a snippet itself that state what its figure includes or excludes."""
+    parts = re.split(r"(?<=[,;，；。(（])", text)
+    return " ".join(p.strip(" ,;，；。()（）") for p in parts if _SCOPE.search(p))[:300]
 
 
 def find_conflicts(
@@ -169,8 +239,9 @@ def find_conflicts(
     *,
     min_overlap: float = 0.3,
 ) -> list[Conflict]:
-    """Groups of figures that disagree: same unit, year and stock/flow, overlapping metric
-    words, different origins and values more than 1 % apart."""
+    """Groups of figures that disagree: one metric (overlapping metric concepts, one year,
+    stock or flow, comparable units), different origins, and values more than 1 % apart or in
+    different currencies. One value per origin; each value with its scope and year."""
     ms = [m for c in cards for m in measures(c)]
     parent = list(range(len(ms)))
 
@@ -186,7 +257,7 @@ def find_conflicts(
             b = ms[j]
             if (
                 a.year is not None  # a figure without its year is no metric to compare
-                and a.unit == b.unit and a.year == b.year and a.kind == b.kind
+                and _comparable(a, b) and a.year == b.year and a.kind == b.kind
                 and origin(a.card) != origin(b.card)
                 and _overlap(a.words, b.words) >= min_overlap and _differ(a, b)
             ):  # fmt: skip
@@ -197,24 +268,41 @@ def find_conflicts(
         groups.setdefault(find(i), []).append(ms[i])
     out = []
     for group in groups.values():
-        per_card: dict[str, Measure] = {}
-        for m in group:
-            per_card.setdefault(m.card.id, m)
-        if len({origin(m.card) for m in per_card.values()}) < 2:
+        unit = Counter(m.unit for m in group).most_common(1)[0][0]
+        per_origin: dict[str, Measure] = {}
+        restated = 0
+        for m in sorted(group, key=lambda m: m.unit != unit):  # a card's value in the main unit
+            key = origin(m.card)
+            if key in per_origin:
+                restated += per_origin[key].card.id != m.card.id
+                continue
+            if any(v.card.id == m.card.id for v in per_origin.values()):
+                continue
+            per_origin[key] = m
+        picked = list(per_origin.values())
+        if len(picked) < 2 or not any(_differ(a, b) for a in picked for b in picked):
             continue
-        common = Counter(w for m in per_card.values() for w in m.words)
-        metric_words = [w for w, n in common.most_common() if n >= 2][:5]
-        unit, year = group[0].unit, group[0].year
-        metric = " ".join(metric_words) + f" ({unit}{', ' + str(year) if year else ''})"
+        common = Counter(w for m in picked for w in m.words)
+        metric_words = sorted(w for w, n in common.items() if n >= 2)[:5]
+        year = group[0].year
+        units = sorted({m.unit for m in picked})
+        metric = " ".join(metric_words) + f" ({'/'.join(units)}{', ' + str(year) if year else ''})"
         values = tuple(
-            ConflictValue(m.card.id, m.value, m.unit, m.text, year=m.year, scope=scope_of(m.card),
+            ConflictValue(m.card.id, m.value, m.unit, m.text, year=m.year,
+                          scope=scope_of(m.card) or _scope_in(m.card.snippet),
                           source_title=m.card.source_title)
-            for m in per_card.values()
+            for m in picked
         )  # fmt: skip
-        cid = "conflict_" + sha256_hex("|".join(sorted(per_card)).encode())[:10]
-        items = tuple(dict.fromkeys(i for m in per_card.values() for i in items_of(m.card)))
-        out.append(Conflict(cid, metric, values, item_ids=items,
-                            note="values differ; shown side by side with each source's scope, not combined"))  # fmt: skip
+        notes = ["values differ; shown side by side with each source's scope, not combined"]
+        if len(units) > 1 and all(_money(u) for u in units):
+            notes.append(f"in different currencies ({', '.join(units)}): shown unconverted, "
+                         "no exchange rate is assumed")  # fmt: skip
+        if restated:
+            notes.append(f"{restated} restatement(s) of the same origin not counted as values")
+        ids = sorted(m.card.id for m in picked)
+        cid = "conflict_" + sha256_hex("|".join(ids).encode())[:10]
+        items = tuple(dict.fromkeys(i for m in group for i in items_of(m.card)))
+        out.append(Conflict(cid, metric, values, item_ids=items, note="; ".join(notes)))
     return out
 
 

@@ -24,7 +24,7 @@ from footnote.pipelines.research.cards import (
     select_with_model,
 )
 from footnote.pipelines.research.sources import Passage, SourceLog, Sources
-from footnote.pipelines.research.untrusted import Finding, scan
+from footnote.pipelines.research.untrusted import Finding, quarantined_spans, scan
 from footnote.types import EvidenceCard, EvidenceStandard, OutlineItem, StopReason, SubQuestion
 
 STOP_REASONS: dict[str, StopReason] = {
@@ -47,11 +47,20 @@ class WorkerResult:
     log: SourceLog
     used: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    """The queries searched, in order."""
 
 
 def stop_reason_of(exc: BudgetExceeded) -> StopReason:
     """The stop reason for a budget limit."""
     return STOP_REASONS.get(exc.resource, "budget_tokens")
+
+
+def overshot(budget: Budget) -> str | None:
+    """The first resource this budget (not an ancestor) has used more of than its limit."""
+    used = budget.used()
+    return next((r for r, limit in budget.limits().items()
+                 if limit is not None and used[r] > limit), None)  # fmt: skip
 
 
 def in_range(published_at: str | None, standard: EvidenceStandard) -> bool:
@@ -112,6 +121,8 @@ async def investigate(
     """(passage, kind) injection attempts already reported on the run (each is logged once)."""
     findings: dict[str, list[Finding]] = {}
     quarantined = quarantine(findings)
+    tried: list[str] = []
+    refused: BudgetExceeded | None = None
 
     for query in sq.queries:
         try:
@@ -119,6 +130,7 @@ async def investigate(
         except BudgetExceeded as exc:
             stop = stop_reason_of(exc)
             break
+        tried.append(query)
         got, exceeded = await asyncio.to_thread(sources.gather, query, sq.web, budget, log)
         kept = [p for p in got if in_range(p.published_at, item.standard)]
         if len(got) > len(kept):
@@ -143,8 +155,14 @@ async def investigate(
                 )
                 picked = by_model[: want - len(chosen)]
             except BudgetExceeded as exc:
-                exceeded = exceeded or exc
-                notes.append("the budget ran out before selection: candidates ranked by code")
+                if budget.exceeded():
+                    exceeded = exceeded or exc
+                    notes.append("the budget ran out before selection: candidates ranked by code")
+                else:  # the call would not fit what is left: code ranks from here on
+                    select, refused = None, exc
+                    notes.append(
+                        f"selection by code from {query!r} on: the call would not fit ({exc})"
+                    )
             except (LicenceRefused, ModelError, ValueError) as exc:
                 notes.append(f"selection by code: {type(exc).__name__}: {exc}")
         chosen += picked
@@ -155,6 +173,11 @@ async def investigate(
         await watch.tick()
         if len(chosen) >= want:
             break
+    if stop == "done" and refused is not None:
+        stop = stop_reason_of(refused)
+    if stop == "done" and (over := overshot(budget)) is not None:
+        stop = STOP_REASONS[over]
+        notes.append(f"a call went over the sub-question's {over} budget: not done")
     attempts = sum(len(f) for f in findings.values())
     if attempts:
         notes.append(
@@ -162,7 +185,7 @@ async def investigate(
         )
     cards = [make_card(c, sq.id) for c in chosen]
     taken |= {c.id for c in cards}
-    return WorkerResult(sq, cards, stop, log, budget.used(), notes)
+    return WorkerResult(sq, cards, stop, log, budget.used(), notes, tried)
 
 
 def _where(p: Passage) -> str:
@@ -187,9 +210,17 @@ def injection_events(
 
 
 def quarantine(findings: dict[str, list[Finding]]) -> Callable[[Passage, int, int], bool]:
-    """The candidates' filter: a passage with a finding is quarantined whole (it talks to the
-    model, so the text around the instruction is the attacker's too)."""
-    return lambda p, _start, _end: bool(findings.get(_where(p)))
+    """The candidates' filter: a sentence inside a finding's quarantined passage (its paragraph
+    and the neighbouring ones, `untrusted.quarantined_spans`), not the whole page."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+
+    def quarantined(p: Passage, start: int, end: int) -> bool:
+        where = _where(p)
+        if where not in spans:
+            spans[where] = quarantined_spans(p.text, findings.get(where, []))
+        return any(start < b and end > a for a, b in spans[where])
+
+    return quarantined
 
 
 def select_by_trust_domain(

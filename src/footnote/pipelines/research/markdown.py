@@ -3,7 +3,8 @@ conflicts side by side with their scopes, the checklist, and the evidence cards.
 
 from __future__ import annotations
 
-from footnote.types import Brief, EvidenceCard
+from footnote.pipelines.research.checks import judge_not_used
+from footnote.types import INSUFFICIENT_MARK, Brief, EvidenceCard
 
 
 def _cell(text: str) -> str:
@@ -32,16 +33,22 @@ def brief_markdown(brief: Brief) -> str:
             " The run reached its budget and wrapped up." if brief.wrapped_up else ""))  # fmt: skip
         out += [f"> - {_cell(n)}" for n in brief.not_covered]
         out.append("")
+    unjudged = [s.title for s in brief.sections if judge_not_used(s.notes)]
+    if unjudged:
+        out += [f"> **Judge not used** for: {_cell(', '.join(unjudged))}. Support there rests on "
+                "the deterministic checks only; a claim not quoted from its card is at most "
+                "weakly supported.", ""]  # fmt: skip
     conflicts_by_item: dict[str, list[int]] = {}
     for n, c in enumerate(brief.conflicts):
-        for item_id in c.item_ids[:1]:
+        for item_id in c.item_ids:
             conflicts_by_item.setdefault(item_id, []).append(n)
     for section in brief.sections:
         out += [f"## {section.title}", "", f"*Coverage: {section.coverage}.*", ""]
+        out += [f"*{_cell(n)}.*\n" for n in judge_not_used(section.notes)]
         body = [c for c in section.claims if c.kind != "conflict"]
         for claim in body:
             flags = " **(check this figure)**" if claim.key_number else ""
-            weak = " *(weakly supported)*" if claim.verdict == "weak" else ""
+            weak = f" *{INSUFFICIENT_MARK}*" if claim.verdict == "weak" else ""
             out.append(f"{claim.text}{''.join(mark(i) for i in claim.card_ids)}{weak}{flags}")
             out.append("")
         for n in conflicts_by_item.get(section.item_id, []):

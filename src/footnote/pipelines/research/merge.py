@@ -6,10 +6,19 @@
 3. Origin of each group: a member that the others link to (a credited reprint), else the
    earliest-dated member if the `judge` model agrees the texts are one story with confidence at
    or above `attribution_confidence`; otherwise the group stays undecided for the analyst.
+   When that call is refused (budget, licence) or fails, the deterministic merge stands and
+   the group stays undecided, its basis saying the call was not made.
+
+4. Origins named in the text (`origins`): cards of different sources that name one report,
+   agency, study or document restate it and count as that one origin (`same_origin`, with the
+   origin as candidate, the basis and a confidence); a card whose source is that origin is its
+   own statement. Cards that quote one figure without naming its source stay `unconfirmed`,
+   listed as undecided for the analyst.
 
 Every source ends `independent`, `same_origin` (a copy of another source: never counted as
-corroboration) or `unconfirmed` (independence not shown: never counted either). A page that
-merely claims a document number or an early date does not become the origin by that claim.
+corroboration) or `unconfirmed` (independence not shown: never counted either); every card
+says on what basis. A page that merely claims a document number or an early date does not
+become the origin by that claim.
 """
 
 from __future__ import annotations
@@ -21,6 +30,15 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from datasketch import MinHash, MinHashLSH  # type: ignore[import-untyped]
 
+from footnote.errors import BudgetExceeded, ModelError
+from footnote.pipelines.research.origins import (
+    OriginMention,
+    figures_in,
+    names_itself,
+    origin_mentions,
+    same_origin,
+    shared_figure,
+)
 from footnote.textnorm import normalise, tokens
 from footnote.types import EvidenceCard, Independence, Snapshot, SourceType, sha256_hex
 
@@ -97,6 +115,12 @@ class MergeResult:
     independence: dict[str, Independence] = field(default_factory=dict)
     origin_of: dict[str, str] = field(default_factory=dict)
     source_type: dict[str, SourceType] = field(default_factory=dict)
+    by_origin: list[MergeDecision] = field(default_factory=list)
+    """groups of cards (ids) that name one origin in their text, decided by code"""
+    undecided: list[MergeDecision] = field(default_factory=list)
+    """groups of cards (ids) that quote one figure without naming its source: for the analyst"""
+    card_origin: dict[str, str] = field(default_factory=dict)
+    """card id -> the origin it restates or is (`origin:` + the origin's name)"""
 
 
 class _Union:
@@ -204,13 +228,18 @@ def _attribute(
         first = dated[0] if dated else None
         if first is not None and same_story is not None:
             others = [s for s in group if s.id != first.id]
-            confidence = round(min(same_story(first, other) for other in others), 3)
-            if confidence >= min_confidence:
-                origin, basis, by = first, "earliest date; the judge model finds one story", "model"
-            else:
-                basis = (
-                    f"earliest date, but the model is only {confidence:.2f} sure it is one story"
-                )
+            try:
+                confidence = round(min(same_story(first, other) for other in others), 3)
+                if confidence >= min_confidence:
+                    origin, basis, by = (
+                        first,
+                        "earliest date; the judge model finds one story",
+                        "model",
+                    )
+                else:
+                    basis = f"earliest date, but the model is only {confidence:.2f} sure it is one story"
+            except (BudgetExceeded, ModelError) as exc:
+                basis = f"undecided: the attribution call was not made ({exc})"
     result.decisions.append(MergeDecision(ids, origin.id if origin else None, basis, confidence, by,
                                           round(similarity, 3)))  # fmt: skip
     for s in group:
@@ -224,8 +253,106 @@ def _attribute(
             result.source_type[s.id] = "reprint"
 
 
+@dataclass
+class _OriginGroup:
+    mention: OriginMention
+    restating: list[EvidenceCard] = field(default_factory=list)
+    own: list[EvidenceCard] = field(default_factory=list)
+    """cards whose text names no origin, from a source titled with this origin's name"""
+
+
+def _origin_groups(cards: Sequence[EvidenceCard]) -> list[_OriginGroup]:
+    """Cards grouped by an origin their text names, or, for a card naming none, by its source
+    being an origin another card names."""
+    groups: list[_OriginGroup] = []
+    for card in cards:
+        for m in origin_mentions(card.snippet):
+            group = next((g for g in groups if same_origin(g.mention, m)), None)
+            if group is None:
+                groups.append(_OriginGroup(m, [card]))
+            elif card not in group.restating:
+                group.restating.append(card)
+    named = {c.id for g in groups for c in g.restating}
+    for card in cards:
+        own = next((g for g in groups if names_itself(card, g.mention)), None)
+        if card.id not in named and own is not None:
+            own.own.append(card)
+    return groups
+
+
+def attribute_origins(cards: Sequence[EvidenceCard], merge: MergeResult) -> list[EvidenceCard]:
+    """Cards attributed by the origins their text names (module docstring, step 4). This only
+    ever lowers a card's independence: a copy found by the merge stays a copy."""
+    updated = {c.id: c for c in cards}
+    for g in _origin_groups(cards):
+        group = g.own + g.restating
+        sources = {c.source_id for c in group}
+        figures = [figures_in(c.snippet) for c in group]
+        quoted = any(shared_figure(figures[i], figures[j]) for i in range(len(group))
+                     for j in range(i + 1, len(group)) if group[i].source_id != group[j].source_id)  # fmt: skip
+        confidence = 0.95 if quoted else 0.85
+        others = len(sources) - 1
+        key = "origin:" + " ".join(sorted(g.mention.key))
+        members = tuple(sorted(c.id for c in group))
+        merge.by_origin.append(MergeDecision(members, g.own[0].id if g.own else None,
+                                             f"the text names {g.mention.label}", confidence, "code"))  # fmt: skip
+        for c in group:
+            merge.card_origin.setdefault(c.id, key)
+            now = updated[c.id]
+            is_own = c in g.own
+            basis = (f"the origin's own publication ({g.mention.label})" if is_own else
+                     f"the text attributes it to {g.mention.label}")  # fmt: skip
+            if others:
+                basis += f"; {others} other source(s) name the same origin" + (
+                    ", quoting the same figure" if quoted else "")  # fmt: skip
+            if now.attribution_basis and now.independence != "independent":
+                basis = f"{now.attribution_basis}; {basis}"
+            independence = now.independence if is_own else "same_origin"
+            if now.independence == "unconfirmed" and not is_own:
+                independence = "unconfirmed"
+            updated[c.id] = replace(
+                now, origin_candidates=tuple(dict.fromkeys((g.mention.label, *now.origin_candidates))),
+                attribution_basis=basis, attribution_confidence=confidence, independence=independence,
+                source_type=("primary" if now.source_type != "reprint" else "reprint") if is_own
+                else ("secondary" if now.source_type != "reprint" else "reprint"),
+            )  # fmt: skip
+    _undecided(list(updated.values()), merge, updated)
+    return [updated[c.id] for c in cards]
+
+
+def _undecided(
+    cards: list[EvidenceCard], merge: MergeResult, updated: dict[str, EvidenceCard]
+) -> None:
+    """Cards of different sources quoting one figure, none naming where it comes from."""
+    loose = [
+        c for c in cards if c.id not in merge.card_origin and c.source_id not in merge.origin_of
+    ]
+    figs = {c.id: figures_in(c.snippet) for c in loose}
+    seen: set[str] = set()
+    for i, a in enumerate(loose):
+        if a.id in seen or not figs[a.id]:
+            continue
+        group = [a] + [b for b in loose[i + 1:] if b.source_id != a.source_id and b.id not in seen
+                       and shared_figure(figs[a.id], figs[b.id])]  # fmt: skip
+        if len(group) < 2:
+            continue
+        seen |= {c.id for c in group}
+        members = tuple(sorted(c.id for c in group))
+        basis = "quotes the same figure as another source without naming where it comes from: a shared origin is possible"
+        merge.undecided.append(MergeDecision(members, None, basis, 0.5, "analyst"))
+        for c in group:
+            updated[c.id] = replace(updated[c.id], independence="unconfirmed",
+                                    attribution_basis=basis, attribution_confidence=0.5)  # fmt: skip
+
+
+def origin_key(card: EvidenceCard, merge: MergeResult) -> str:
+    """What a card rests on: the origin its text names, else its source's origin (or itself)."""
+    return merge.card_origin.get(card.id) or merge.origin_of.get(card.source_id, card.source_id)
+
+
 def apply_merge(cards: Sequence[EvidenceCard], merge: MergeResult) -> list[EvidenceCard]:
-    """Cards with their source's independence, origin candidates, basis and source type."""
+    """Cards with their source's independence, origin candidates, basis and source type, then
+    attributed by the origins their text names (`attribute_origins`)."""
     decision_of = {m: d for d in merge.decisions for m in d.members}
     out = []
     for card in cards:
@@ -239,21 +366,27 @@ def apply_merge(cards: Sequence[EvidenceCard], merge: MergeResult) -> list[Evide
                 source_type=merge.source_type.get(sid, card.source_type),
                 origin_candidates=tuple(m for m in d.members if m != sid) if d else (
                     (origin,) if origin else ()),
-                attribution_basis=(d.basis if d else ("same document" if origin else "")),
-                attribution_confidence=d.confidence if d else (1.0 if origin else 0.0),
+                attribution_basis=(d.basis if d else ("same document" if origin else
+                                   "no copy of it found among the sources")),
+                attribution_confidence=d.confidence if d else 1.0,
             )
         )  # fmt: skip
-    return out
+    return attribute_origins(out, merge)
 
 
 def independent_origins(cards: Sequence[EvidenceCard], merge: MergeResult) -> int:
     """How many independent origins these cards rest on: a copy counts as its origin, and a
     group whose origin is undecided counts once however many of its members are cited."""
     groups = {m: d.members for d in merge.decisions for m in d.members}
-    keys = set()
+    loose = {m: d.members for d in merge.undecided for m in d.members}
+    keys: set[tuple[str, tuple[str, ...]]] = set()
     for c in cards:
         sid = c.source_id
-        if c.independence == "unconfirmed":
+        if c.id in merge.card_origin:
+            keys.add(("origin", (merge.card_origin[c.id],)))
+        elif c.id in loose:
+            keys.add(("figure", loose[c.id]))
+        elif c.independence == "unconfirmed":
             keys.add(("group", groups.get(sid, (sid,))))
         else:
             keys.add(("origin", (merge.origin_of.get(sid, sid),)))

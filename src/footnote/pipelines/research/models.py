@@ -1,6 +1,8 @@
 """The research job's model calls, each charged to the budget it is given and licence-gated by
 the labels of the text it carries: card selection (`understand`), chapter writing (`compose`),
-support judging and same-story attribution (`judge`)."""
+support judging and same-story attribution (`judge`). A call is refused before it is made
+(`BudgetExceeded`) when its prompt, counted in the model's tokens, plus the reply's limit would
+go over the tokens left: the prompt is known, so no call overshoots by its own size."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from footnote.errors import BudgetExceeded
 from footnote.models.base import Message
 from footnote.models.budget import Budget
-from footnote.models.judge import yes_probability_of
+from footnote.models.judge import judge_messages, yes_probability_of
 from footnote.pipelines.research.cards import SelectFn
 from footnote.pipelines.research.synthesise import WriteFn
 from footnote.prompts import data_section, render
@@ -22,6 +25,20 @@ if TYPE_CHECKING:
 
 JudgeSupport = Callable[..., float]
 """`judge_support(model, claim, passage, *, labels, budget, run_id) -> P(supported)`."""
+YES_NO_REPLY = 8
+"""Tokens kept for a yes/no reply (one token asked; a little slack for the chat template)."""
+
+
+def afford(model: RoleModel, budget: Budget, messages: list[Message], reply: int) -> None:
+    """Refuse (`BudgetExceeded`, tokens) a call whose prompt plus `reply` tokens would go over
+    what is left of `budget` or an ancestor."""
+    left = budget.remaining().tokens
+    if left is None:
+        return
+    need = sum(model.count_tokens(m.content) for m in messages) + reply
+    if need > left:
+        used = budget.tokens_used
+        raise BudgetExceeded("tokens", used + need, used + left)
 
 
 @dataclass
@@ -38,6 +55,7 @@ class ResearchModels:
         def complete(
             messages: list[Message], schema: dict[str, object], labels: tuple[str, ...]
         ) -> str:
+            afford(model, budget, messages, max_tokens)
             caps = model.capabilities()
             kw: dict[str, Any] = {"json_schema": schema} if caps.json_schema else {}
             out = model.complete(messages, labels=labels, budget=budget, run_id=self.run_id,
@@ -61,6 +79,7 @@ class ResearchModels:
             return None
 
         def judge(claim: str, passage: str) -> float:
+            afford(model, budget, judge_messages(claim, passage), YES_NO_REPLY)
             return float(support(model, claim, passage, labels=labels, budget=budget,
                                  run_id=self.run_id))  # fmt: skip
 
@@ -79,6 +98,7 @@ class ResearchModels:
                 a_text=data_section(a.text[:1500], "TEXT"), b_text=data_section(b.text[:1500], "TEXT"),
             )  # fmt: skip
             labels = tuple(dict.fromkeys((*a.labels, *b.labels)))
+            afford(model, budget, [Message("user", prompt)], YES_NO_REPLY)
             return yes_probability_of(model, [Message("user", prompt)], labels=labels,
                                       budget=budget, run_id=self.run_id)  # fmt: skip
 

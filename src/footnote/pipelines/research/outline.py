@@ -6,15 +6,24 @@ share of the run's budget."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
+import threading
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from footnote.errors import UsageError
 from footnote.serialize import from_plain, to_plain
-from footnote.textnorm import QUESTION_WORDS_EN, STOP_WORDS_EN, STOP_WORDS_ZH, text_lang, tokens
+from footnote.textnorm import (
+    CJK_RUN_RE,
+    QUESTION_WORDS_EN,
+    STOP_WORDS_EN,
+    STOP_WORDS_ZH,
+    text_lang,
+    tokens,
+)
 from footnote.types import EvidenceStandard, Outline, OutlineItem, SubQuestion
 
 TEMPLATE_KINDS = ("players", "market_size", "regulation", "trends", "literature_review")
@@ -118,10 +127,35 @@ _GENERIC = frozenset(
 """Words of the question's form, not its subject (left out of the subject of queries)."""
 
 
+_jieba_lock = threading.Lock()
+
+
+@cache
+def _jieba() -> Any:
+    with _jieba_lock:
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()
+        return jieba
+
+
+def words(text: str) -> list[str]:
+    """The words of a text in order: Latin tokens, and each run of Chinese segmented by jieba
+    into words (东南亚动力电池 → 东南亚, 动力电池), not single characters."""
+    out: list[str] = []
+    pos = 0
+    for m in CJK_RUN_RE.finditer(text):
+        out += tokens(text[pos : m.start()])
+        out += [w for w in _jieba().lcut(m.group()) if w.strip()]
+        pos = m.end()
+    return out + tokens(text[pos:])
+
+
 def _keywords(text: str, limit: int = 8) -> list[str]:
     stop = STOP_WORDS_EN | STOP_WORDS_ZH | QUESTION_WORDS_EN | _GENERIC
-    words = [t for t in tokens(text) if t not in stop and (len(t) > 2 or not t.isascii())]
-    return list(dict.fromkeys(words))[:limit]
+    kept = [t for t in words(text) if t not in stop and len(t) > (2 if t.isascii() else 1)]
+    return list(dict.fromkeys(kept))[:limit]
 
 
 def _entity(question: str) -> str:

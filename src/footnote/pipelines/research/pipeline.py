@@ -11,6 +11,7 @@ first and the brief says what it does not cover.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
@@ -35,11 +36,13 @@ from footnote.events import (
 )
 from footnote.models.budget import Budget
 from footnote.pipelines.research.checks import (
+    JUDGE_NOT_USED,
     SectionCheck,
     card_problems,
     check_section,
     coverage,
     flag_for_review,
+    judge_not_used,
 )
 from footnote.pipelines.research.conflicts import find_conflicts, scope_sentences
 from footnote.pipelines.research.investigate import (
@@ -53,6 +56,7 @@ from footnote.pipelines.research.merge import (
     apply_merge,
     independent_origins,
     merge_sources,
+    origin_key,
 )
 from footnote.pipelines.research.models import ResearchModels
 from footnote.pipelines.research.outline import plan
@@ -103,12 +107,17 @@ def run_budget(
     used = options.get("used", {})
     offset = float(used.get("seconds", 0.0))
     start = clock()
+
+    def limit(name: str) -> float:
+        value = options.get(f"budget_{name}")
+        return float(getattr(settings, f"budget_{name}") if value is None else value)
+
     budget = Budget(
-        int(options.get("budget_tokens") or settings.budget_tokens),
-        int(options.get("budget_calls") or settings.budget_calls),
-        float(options.get("budget_minutes") or settings.budget_minutes) * 60,
-        max_searches=int(options.get("budget_searches") or settings.budget_searches),
-        max_fetches=int(options.get("budget_fetches") or settings.budget_fetches),
+        int(limit("tokens")),
+        int(limit("calls")),
+        limit("minutes") * 60,
+        max_searches=int(limit("searches")),
+        max_fetches=int(limit("fetches")),
         clock=lambda: clock() - start + offset,
     )
     budget.charge(int(used.get("tokens", 0)), int(used.get("calls", 0)),
@@ -133,6 +142,9 @@ class ResearchPipeline:
         if not self.outline.confirmed:
             raise UsageError("the outline has not been confirmed: confirm or edit it first")
         self.budget = run_budget(self.options, self.settings, deps.clock)
+        self.options.setdefault("review_seed", random.SystemRandom().randrange(2**32))
+        self.seed = int(self.options["review_seed"])
+        """The review sample's seed: drawn once per run, kept in its options, logged."""
         self.items = {i.id: i for i in self.outline.items}
         self._merge_result = MergeResult()
         self._taken: set[str] = set()
@@ -148,10 +160,12 @@ class ResearchPipeline:
 
     async def run(self) -> AsyncIterator[Event]:
         """The run's events, ending with the brief."""
-        self.store.set_research_state(self.run_id, "running")
+        self.store.set_research_state(self.run_id, "running", self.options)  # the seed kept
         yield OutlineEvent(self.outline)
         plan_ = self._plan()
         yield PlanEvent(tuple(plan_))
+        yield Status("plan", f"review sample: {self.settings.review_sample_rate:.0%} of each "
+                     f"chapter's claims besides key figures, drawn with seed {self.seed}")  # fmt: skip
         results: dict[str, dict[str, Any]] = dict(self.store.artifacts(self.run_id, "investigate"))
         self._taken |= {i for r in results.values() for i in r.get("card_ids", [])}
         async for event in self._investigate_all(plan_, results):
@@ -191,6 +205,11 @@ class ResearchPipeline:
             self._coverage(i, list(s.claims), by_item, cards, conflicts, merge, results)
             for i, s in zip(self.outline.items, sections, strict=True)
         ]
+        checklist = [
+            replace(c, reasons=(*c.reasons, f"{JUDGE_NOT_USED}: support not judged by a model"))
+            if judge_not_used(s.notes) else c
+            for s, c in zip(sections, checklist, strict=True)
+        ]  # fmt: skip
         sections = [
             BriefSection(s.item_id, s.title, s.claims, bound_cards=s.bound_cards, coverage=c.state, notes=s.notes)
             for s, c in zip(sections, checklist, strict=True)
@@ -288,7 +307,7 @@ class ResearchPipeline:
         record = {"stop_reason": result.stop_reason, "card_ids": [c.id for c in result.cards],
                   "used": result.used, "notes": result.notes, "searches": result.log.searches,
                   "fetches": result.log.fetches, "refused": result.log.refused,
-                  "failed": result.log.failed}  # fmt: skip
+                  "failed": result.log.failed, "queries": result.queries}  # fmt: skip
         self.store.put_artifact(self.run_id, "investigate", sq.id, record)
         results[sq.id] = record
         for card in result.cards:
@@ -314,7 +333,8 @@ class ResearchPipeline:
         self.store.put_artifact(self.run_id, "merge", "", to_plain({
             "same_document": merge.same_document, "decisions": merge.decisions,
             "independence": merge.independence, "origin_of": merge.origin_of,
-            "source_type": merge.source_type}))  # fmt: skip
+            "source_type": merge.source_type, "by_origin": merge.by_origin,
+            "undecided": merge.undecided}))  # fmt: skip
         self._merge_result = merge
         return merge, merged
 
@@ -333,16 +353,10 @@ class ResearchPipeline:
             for c in bound:
                 items_of.setdefault(c.id, []).append(item_id)
         conflicts = find_conflicts(
-            cards, origin=lambda c: merge.origin_of.get(c.source_id, c.source_id),
+            cards, origin=lambda c: origin_key(c, merge),
             scope_of=lambda c: scope_sentences(self._text_of(c) or "", c.span),
             items_of=lambda c: items_of.get(c.id, []),
         )  # fmt: skip
-        order = [i.id for i in self.outline.items]
-        # each conflict is shown once, in the first chapter whose cards it involves
-        conflicts = [
-            replace(c, item_ids=(min(c.item_ids, key=order.index),)) if c.item_ids else c
-            for c in conflicts
-        ]
         self.store.put_artifact(self.run_id, "conflicts", "", {"conflicts": to_plain(conflicts)})
         return conflicts
 
@@ -369,8 +383,11 @@ class ResearchPipeline:
         reasons = [
             str(r.get("stop_reason", "done")) for k, r in results.items() if k == f"sq-{item.id}"
         ]
+        record = results.get(f"sq-{item.id}", {})
+        searched = not record.get("skipped") and bool(record.get("queries", True))
         return coverage(item, claims, {c.id: c for c in cards}, conflicts,
-                        lambda cs: independent_origins(cs, merge), reasons, len(by_item.get(item.id, [])))  # fmt: skip
+                        lambda cs: independent_origins(cs, merge), reasons, len(by_item.get(item.id, [])),
+                        searched=searched, queries=record.get("queries", ()))  # fmt: skip
 
     async def _section(
         self, item: OutlineItem, bound: list[EvidenceCard], conflicts: list[Conflict],
@@ -427,12 +444,14 @@ class ResearchPipeline:
             checked, writer = again, "model+extractive"
             self._written |= {i for s in redo.sentences for i in s.cites}
         if judge is None:
-            notes.append("support judged by word overlap (no judge model call)")
+            notes.append(f"{JUDGE_NOT_USED}: no judge model call; support from the deterministic "
+                         "checks, model-written claims at most weak")  # fmt: skip
         for claim_id, tokens in checked.foreign:
             yield InjectionEvent(f"{item.id}/{claim_id}", "worker_output",
                                  f"the writer added {', '.join(tokens)[:140]}", stage="synthesise",
                                  action="dropped")  # fmt: skip
-        claims = flag_for_review(checked.claims, self.settings.review_sample_rate)
+        claims = flag_for_review(checked.claims, self.settings.review_sample_rate,
+                                 random.Random(f"{self.seed}:{item.id}"))  # fmt: skip
         for claim in claims:
             yield CheckEvent(item.id, claim.id, claim.verdict, reasons=claim.checks)
         for d in checked.dropped:
@@ -453,7 +472,8 @@ class ResearchPipeline:
             return await asyncio.to_thread(check_section, item, draft, kinds, bound,
                                            judge=judge, thresholds=self.deps.thresholds)  # fmt: skip
         except (BudgetExceeded, LicenceRefused, ModelError) as exc:
-            notes.append(f"judge not used: {exc}; verdicts from the deterministic checks only")
+            notes.append(f"{JUDGE_NOT_USED}: {exc}; verdicts from the deterministic checks only, "
+                         "model-written claims at most weak")  # fmt: skip
             return await asyncio.to_thread(check_section, item, draft, kinds, bound,
                                            judge=None, thresholds=self.deps.thresholds)  # fmt: skip
 

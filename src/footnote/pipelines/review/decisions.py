@@ -130,15 +130,23 @@ def _ticked(claim: Claim, state: ReviewState) -> bool:
     return rejected or state.ticks.get(claim.id) == text_hash(current_text(claim, state))
 
 
+def _quoted(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return "“" + (text if len(text) <= limit else text[: limit - 1] + "…") + "”"
+
+
 def blockers(brief: Brief, state: ReviewState, signoffs: Sequence[SignOff]) -> list[str]:
-    """Why this version cannot be signed yet (empty: it can)."""
+    """Why this version cannot be signed yet (empty: it can), each naming the claim by its
+    text: a sampled claim never opened, a key number not ticked, a conflict not resolved."""
     out = []
     for _, claim in claims_of(brief).values():
+        if claim.sampled and claim.id not in state.seen:
+            out.append(f"sampled claim not opened: {_quoted(current_text(claim, state))}")
         if is_key(claim, state) and not _ticked(claim, state):
-            out.append(f"key number not ticked: {claim.id}")
+            out.append(f"key number not ticked: {_quoted(current_text(claim, state))}")
     for conflict in brief.conflicts:
         if conflict.id not in state.resolutions:
-            out.append(f"conflict not resolved: {conflict.id}")
+            out.append(f"conflict not resolved: {conflict.metric or conflict.id}")
     if signoffs and signoffs[-1].version_hash == version_hash(brief, state):
         out.append(f"this exact version is already signed (v{signoffs[-1].version})")
     return out

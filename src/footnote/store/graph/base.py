@@ -9,6 +9,7 @@ templates, and question→Cypher examples) beside the engine's files.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,6 +129,12 @@ class GraphSpec(_Spec):
         default_factory=list,
         description="Groups that may use the graph (empty: everyone), as a source's ACL.",
     )
+    samples: dict[str, dict[str, list[str]]] = Field(
+        default_factory=dict,
+        description="Label → text property → a few of its values, set at import (`sampled`) "
+        "and shown to the models with the schema ('USA', not 'United States'); never for a "
+        "restricted label.",
+    )
 
     def readable_by(self, user_groups: tuple[str, ...] | None) -> bool:
         """The visibility rule of sources (`types.readable_by`) applied to this graph:
@@ -155,9 +162,13 @@ class GraphSpec(_Spec):
 
     def describe(self) -> str:
         """The schema as compact text for prompts."""
-        lines = ["Node labels and properties:"]
+        lines = ["Node labels and properties (with example values):"]
         for label, node in self.nodes.items():
-            props = ", ".join(f"{p}: {t}" for p, t in node.properties.items())
+            ex = self.samples.get(label, {})
+            props = ", ".join(
+                f"{p}: {t}" + (f" e.g. {', '.join(map(repr, ex[p]))}" if ex.get(p) else "")
+                for p, t in node.properties.items()
+            )
             lines.append(f"- (:{label} {{{props}}})")
         lines.append("Relationships:")
         for name, rel in self.relationships.items():
@@ -166,6 +177,31 @@ class GraphSpec(_Spec):
                 f"- (:{rel.source})-[:{name}{' {' + props + '}' if props else ''}]->(:{rel.target})"
             )
         return "\n".join(lines)
+
+
+def sampled(
+    spec: GraphSpec, nodes: Mapping[str, Sequence[Mapping[str, Any]]], n: int = 3
+) -> GraphSpec:
+    """`spec` with up to `n` distinct values of each text property of each unrestricted
+    label, from the imported `nodes` rows (values over 40 characters are left out)."""
+    samples: dict[str, dict[str, list[str]]] = {}
+    for label, node in spec.nodes.items():
+        if label in spec.restricted:
+            continue
+        for prop, typ in node.properties.items():
+            if typ.upper() != "STRING":
+                continue
+            seen: list[str] = []
+            for row in nodes.get(label, ()):
+                v = row.get(prop)
+                text = v.strip() if isinstance(v, str) else ""
+                if text and text not in ("NULL", "null") and len(text) <= 40 and text not in seen:
+                    seen.append(text)
+                    if len(seen) == n:
+                        break
+            if seen:
+                samples.setdefault(label, {})[prop] = seen
+    return spec.model_copy(update={"samples": samples})
 
 
 def load_spec(path: Path) -> GraphSpec:
@@ -182,6 +218,27 @@ def save_spec(spec: GraphSpec, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = spec.model_dump(by_alias=True, exclude_defaults=False)
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+_ENGINE_ERRORS = (
+    (r"did not receive correct arguments|type mismatch|expected .*type|cannot be cast|"
+     r"implicit cast", "a function or comparison was given values of the wrong type"),
+    (r"unknown function|function .* (?:does not exist|not found)|is not defined|"
+     r"not defined|cannot find|does not exist", "it names something the graph does not have"),
+    (r"parser exception|syntax error|invalid input|mismatched input|extraneous input",
+     "it is not Cypher this graph engine reads"),
+    (r"interrupt|timeout|timed out", "it ran past the time limit"),
+    (r"overflow|division by zero|out of range", "a value went out of range while it ran"),
+)  # fmt: skip
+
+
+def engine_error_words(message: str) -> str:
+    """What an engine error means, in words for the user (the message itself is logged)."""
+    low = message.lower()
+    for pattern, words in _ENGINE_ERRORS:
+        if re.search(pattern, low):
+            return words
+    return "the graph engine reported an error (logged)"
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,24 @@ from typing import Any
 
 from footnote.config import GraphSettings
 from footnote.errors import NotFound, UsageError
-from footnote.store.graph.base import SPEC_FILENAME, GraphSpec, GraphStore, load_spec, save_spec
+from footnote.store.graph.base import (
+    SPEC_FILENAME,
+    GraphSpec,
+    GraphStore,
+    load_spec,
+    sampled,
+    save_spec,
+)
 
 Rows = dict[str, list[dict[str, Any]]]
 """Rows per node label or relationship type, as importers produce them."""
 GraphOpener = Callable[[Path, GraphSpec, bool], GraphStore]
 """`opener(folder, spec, writable)`: the graph engine chosen by the workspace."""
+ImportHook = Callable[[Path, GraphStore], None]
+"""`on_import(folder, store)`: derived indexes built after rows are imported (alignment)."""
+DERIVED_DIR = "align"
+"""The folder of derived indexes in a graph's folder: kept across `replace` and updated by the
+import hook, so an unchanged name is not embedded again."""
 
 
 class GraphCatalog:
@@ -24,10 +36,17 @@ class GraphCatalog:
     (`opener(folder, spec, writable) -> GraphStore`).
     """
 
-    def __init__(self, settings: GraphSettings, workspace: Path, opener: GraphOpener) -> None:
+    def __init__(
+        self,
+        settings: GraphSettings,
+        workspace: Path,
+        opener: GraphOpener,
+        on_import: ImportHook | None = None,
+    ) -> None:
         self.settings = settings
         self.root = Path(settings.dir) if settings.dir else workspace / "graphs"
         self._opener = opener
+        self._on_import = on_import
 
     def folder(self, name: str) -> Path:
         """The folder of graph `name` (validated name)."""
@@ -60,10 +79,16 @@ class GraphCatalog:
         if (folder / SPEC_FILENAME).exists():
             if not replace:
                 raise UsageError(f"graph {spec.name!r} exists: pass --replace to rebuild it")
-            shutil.rmtree(folder)
-        save_spec(spec.check(), folder / SPEC_FILENAME)
+            for child in folder.iterdir():
+                if child.name != DERIVED_DIR:
+                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+        spec = sampled(spec.check(), nodes)
+        save_spec(spec, folder / SPEC_FILENAME)
         store = self.open(spec.name, writable=True)
         try:
-            return store.load(nodes, rels)
+            counts = store.load(nodes, rels)
+            if self._on_import is not None:
+                self._on_import(folder / DERIVED_DIR, store)
+            return counts
         finally:
             store.close()

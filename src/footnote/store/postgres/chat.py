@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from footnote.store.postgres.db import PgDatabase, Row
@@ -82,6 +83,7 @@ class PgChatStore:
         status: str = "completed",
         run_id: str | None = None,
         data: dict[str, Any] | None = None,
+        labels: Sequence[str] | None = None,
     ) -> ChatMessage:
         """Append a message to the session (which must be the user's); the session row's
         lock orders concurrent appends."""
@@ -95,22 +97,30 @@ class PgChatStore:
                 raise KeyError(session_id)
             msg = conn.execute(
                 "INSERT INTO chat_messages (id, user_id, session_id, seq, role, content, status, "
-                "run_id, data) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
+                "run_id, data, labels) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
                 (new_id("msg"), user_id, session_id, row["last_seq"], role, content, status,
-                 run_id, json.dumps(data or {}, ensure_ascii=False, default=str)),
+                 run_id, json.dumps(data or {}, ensure_ascii=False, default=str),
+                 _labels(labels)),
             ).fetchone()  # fmt: skip
         assert msg is not None
         return _message(msg)
 
     def update_message(
-        self, user_id: str, message_id: str, *, content: str, status: str, data: dict[str, Any]
+        self,
+        user_id: str,
+        message_id: str,
+        *,
+        content: str,
+        status: str,
+        data: dict[str, Any],
+        labels: Sequence[str] | None = None,
     ) -> ChatMessage | None:
-        """Fill in a reply when its run ends."""
+        """Fill in a reply when its run ends, with the labels it was produced under."""
         row = self.db.one(
-            "UPDATE chat_messages SET content = %s, status = %s, data = %s "
+            "UPDATE chat_messages SET content = %s, status = %s, data = %s, labels = %s "
             "WHERE user_id = %s AND id = %s RETURNING *",
-            (content, status, json.dumps(data, ensure_ascii=False, default=str), user_id,
-             message_id),
+            (content, status, json.dumps(data, ensure_ascii=False, default=str),
+             _labels(labels), user_id, message_id),
         )  # fmt: skip
         return _message(row) if row else None
 
@@ -161,4 +171,10 @@ def _message(row: Row) -> ChatMessage:
     return ChatMessage(
         row["id"], row["session_id"], row["seq"], row["role"], row["content"], row["status"],
         row["run_id"], json.loads(row["data"]), row["created_at"],
+        None if row["labels"] is None else tuple(json.loads(row["labels"])),
     )  # fmt: skip
+
+
+def _labels(labels: Sequence[str] | None) -> str | None:
+    """A message's labels as stored: JSON, or NULL when unknown (which counts as restricted)."""
+    return None if labels is None else json.dumps(list(labels))

@@ -325,6 +325,23 @@ MIGRATIONS += [
     ),
 ]
 
+MIGRATIONS += [
+    (
+        "0005_key_last_used",
+        # When each API key was last used (`footnote keys ls`), updated at most once a minute.
+        "ALTER TABLE api_keys ADD COLUMN last_used_at TEXT",
+    ),
+]
+
+MIGRATIONS += [
+    (
+        "0006_message_labels",
+        # The labels each chat message was produced under (JSON); NULL: unknown (restricted).
+        "ALTER TABLE chat_messages ADD COLUMN labels TEXT",
+    ),
+]
+
+
 def apply_migrations(conn: psycopg.Connection[dict[str, Any]]) -> list[str]:
     """Apply pending migrations in one transaction under the advisory lock; their names."""
     applied: list[str] = []

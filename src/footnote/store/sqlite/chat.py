@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from footnote.store.records import ChatMessage, ChatSession, new_id
@@ -92,6 +93,7 @@ class SqliteChatStore:
         status: str = "completed",
         run_id: str | None = None,
         data: dict[str, Any] | None = None,
+        labels: Sequence[str] | None = None,
     ) -> ChatMessage:
         """Append a message to the session (which must be the user's)."""
         mid = new_id("msg")
@@ -109,9 +111,9 @@ class SqliteChatStore:
                     raise KeyError(session_id)
                 self.conn.execute(
                     "INSERT INTO chat_messages (id, user_id, session_id, seq, role, content, "
-                    "status, run_id, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "status, run_id, data, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (mid, user_id, session_id, row[0], role, content, status, run_id,
-                     json.dumps(data or {}, ensure_ascii=False, default=str)),
+                     json.dumps(data or {}, ensure_ascii=False, default=str), _labels(labels)),
                 )  # fmt: skip
                 self.conn.execute("COMMIT")
             except BaseException:
@@ -122,15 +124,22 @@ class SqliteChatStore:
         return msg
 
     def update_message(
-        self, user_id: str, message_id: str, *, content: str, status: str, data: dict[str, Any]
+        self,
+        user_id: str,
+        message_id: str,
+        *,
+        content: str,
+        status: str,
+        data: dict[str, Any],
+        labels: Sequence[str] | None = None,
     ) -> ChatMessage | None:
-        """Fill in a reply when its run ends."""
+        """Fill in a reply when its run ends, with the labels it was produced under."""
         with self.lock:
             self.conn.execute(
-                "UPDATE chat_messages SET content = ?, status = ?, data = ? "
+                "UPDATE chat_messages SET content = ?, status = ?, data = ?, labels = ? "
                 "WHERE user_id = ? AND id = ?",
-                (content, status, json.dumps(data, ensure_ascii=False, default=str), user_id,
-                 message_id),
+                (content, status, json.dumps(data, ensure_ascii=False, default=str),
+                 _labels(labels), user_id, message_id),
             )  # fmt: skip
         return self.get_message(user_id, message_id)
 
@@ -188,4 +197,10 @@ def _message(row: Any) -> ChatMessage:
     return ChatMessage(
         row["id"], row["session_id"], row["seq"], row["role"], row["content"], row["status"],
         row["run_id"], json.loads(row["data"]), row["created_at"],
+        None if row["labels"] is None else tuple(json.loads(row["labels"])),
     )  # fmt: skip
+
+
+def _labels(labels: Sequence[str] | None) -> str | None:
+    """A message's labels as stored: JSON, or NULL when unknown (which counts as restricted)."""
+    return None if labels is None else json.dumps(list(labels))

@@ -359,9 +359,7 @@ MIGRATIONS += [
         ALTER TABLE sources_new RENAME TO sources;
         CREATE INDEX sources_uri ON sources(uri, owner);
         CREATE INDEX sources_sha ON sources(sha256);
-        """
-        + _SCOPE_VIEW
-        + _SOURCE_TRIGGERS,
+        """ + _SCOPE_VIEW + _SOURCE_TRIGGERS,
     ),
     (
         "0010_admins_summary_labels",
@@ -467,6 +465,24 @@ MIGRATIONS += [
         CREATE TRIGGER review_signoffs_no_delete BEFORE DELETE ON review_signoffs
         BEGIN SELECT RAISE(ABORT, 'a signed version is immutable'); END
         """,
+    ),
+]
+
+MIGRATIONS += [
+    (
+        "0013_key_last_used",
+        # When each API key was last used (`footnote keys ls`), updated at most once a minute.
+        "ALTER TABLE api_keys ADD COLUMN last_used_at TEXT",
+    ),
+]
+
+MIGRATIONS += [
+    (
+        "0014_message_labels",
+        # The labels each chat message was produced under (JSON), kept with it so chat memory
+        # never recomputes them from live sources; NULL (client context, older rows): unknown,
+        # which counts as restricted.
+        "ALTER TABLE chat_messages ADD COLUMN labels TEXT",
     ),
 ]
 

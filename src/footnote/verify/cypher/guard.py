@@ -12,6 +12,7 @@ pattern expressions outside MATCH) a restricted principal's query is refused ins
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,26 @@ FORBIDDEN = frozenset(
      "DATABASE", "MACRO", "SEQUENCE", "EXTENSION", "FINISH"}
 )  # fmt: skip
 RESERVED_PREFIX = "__"
+COMPILE_FAILED = "does not compile: "
+"""How a rejection by the engine's EXPLAIN begins (the engine's message follows)."""
+_WRITES = r"DETACH|DELETE|CREATE|MERGE|SET|REMOVE|DROP|CALL|LOAD|FOREACH|COPY"
+_BREAK_OUT = (
+    # a closing quote, then closing brackets or a statement end, then anything
+    re.compile(r"(?<=\w)['\"`]\s*[})\]]+\s*(?:;|//|/\*|[A-Za-z])|['\"`]\s*;|['\"`]\s*(?://|/\*)"),
+    # a closing quote straight into an upper-case write clause (`Ada' DETACH DELETE n`)
+    re.compile(rf"(?<=\w)['\"`]\s+(?:{_WRITES})\b"),
+)
+
+
+def write_in_value(text: str) -> str:
+    """The Cypher a value (a quoted name in a question, a string literal in a query) would
+    break out into, when it carries a write clause after a closing quote and brackets or a
+    statement end; "" for ordinary names ("Set It Off", "Rock 'n' Roll")."""
+    for pattern in _BREAK_OUT:
+        m = pattern.search(text)
+        if m and re.search(rf"\b(?:{_WRITES})\b", text[m.start() :], re.I):
+            return text[m.start() :].strip()
+    return ""
 
 
 @dataclass(frozen=True)
@@ -47,6 +68,9 @@ class GuardVerdict:
     params: dict[str, Any]
     reasons: tuple[str, ...] = ()
     injected: tuple[str, ...] = ()
+    shown: str = ""
+    """The query as shown to people: `cypher` without the server's row-cap probe (the
+    `LIMIT row_limit + 1` that tells a full result from a cut one); "" when it is `cypher`."""
 
     @property
     def reason(self) -> str:
@@ -92,6 +116,8 @@ class CypherGuard:
             prev = s.tokens[i - 1].text if i else ""
             if t.kind == "word" and prev != "." and t.upper in FORBIDDEN:
                 reasons.append(f"{t.upper} is not allowed (read-only)")
+            if t.kind == "string" and write_in_value(t.value or ""):
+                reasons.append("a string value carries a write statement (an injection attempt)")
         first = s.tokens[0]
         if first.kind != "word" or first.upper not in CLAUSES - {
             "WHERE",
@@ -306,9 +332,10 @@ class GraphGuard:
             if capped is None:
                 return GuardVerdict(False, v.cypher, v.params, (why,))
             if capped != v.cypher:
-                v = GuardVerdict(True, capped, v.params, (), (*v.injected, f"LIMIT {self.row_cap}"))
+                v = GuardVerdict(True, capped, v.params, (), (*v.injected, f"LIMIT {self.row_cap}"),
+                                 shown=v.cypher)  # fmt: skip
         try:
             self.store.explain(v.cypher, v.params)
         except GraphQueryError as exc:
-            return GuardVerdict(False, v.cypher, v.params, (f"does not compile: {exc}",))
+            return GuardVerdict(False, v.cypher, v.params, (f"{COMPILE_FAILED}{exc}",))
         return v
