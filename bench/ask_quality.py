@@ -65,8 +65,9 @@ CONFIGS: dict[str, dict[str, Any]] = {
 def pick_dev(ds: Dataset, ids: Sequence[str], half: str, per_type: int) -> list[Case]:
     """The named cases, or the first `per_type` of each type in the half (0: the whole half;
     half `none`: no dev case)."""
-    if ids:
-        return [c for c in ds.cases if c.id in set(ids)]
+    if ids:  # in the order given (a shuffled list samples every type early)
+        by_id = {c.id: c for c in ds.cases}
+        return [by_id[i] for i in ids if i in by_id]
     chosen: list[Case] = []
     counts: dict[str, int] = {}
     for c in ds.cases:
@@ -210,7 +211,9 @@ def summary_of(dump: Path) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--dev-ids", default="", help="these dev cases only (comma-separated ids)")
+    p.add_argument(
+        "--dev-ids", default="", help="these dev cases only, in this order (comma-separated ids)"
+    )
     p.add_argument(
         "--dev-half", default="test", choices=("fit", "test", "none"), help="none: no dev case"
     )

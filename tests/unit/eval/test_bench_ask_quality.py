@@ -105,3 +105,11 @@ def test_summary_of_a_dump_pairs_the_configurations(tmp_path: Path) -> None:
     dump.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     text = aq.summary_of(dump)
     assert text.startswith("1 cases finished by every configuration (main, new)")
+
+
+def test_named_dev_cases_run_in_the_order_given() -> None:
+    """A shuffled id list samples every type early in a run that may be cut short."""
+    aq = bench()
+    cases = [Case(f"fd-00{i}", "p", "Q?", "fact_lookup", "1", ("1",)) for i in range(1, 5)]
+    ds = Dataset("footnote-dev", cases, Path("."))
+    assert [c.id for c in aq.pick_dev(ds, ["fd-003", "fd-001"], "test", 0)] == ["fd-003", "fd-001"]
