@@ -18,10 +18,11 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from footnote.errors import UsageError
 from footnote.textnorm import text_lang
+from footnote.verify.question import AnswerType
 
 QUESTION_TYPES = (
     "fact_lookup",
@@ -33,20 +34,7 @@ QUESTION_TYPES = (
     "numeric_trap",
     "figure",
 )
-ANSWER_TYPES = (
-    "count",
-    "quantity",
-    "duration",
-    "date",
-    "percent",
-    "yes_no",
-    "name",
-    "list",
-    "definition",
-    "reason",
-    "comparison",
-    "other",
-)
+ANSWER_TYPES: tuple[str, ...] = get_args(AnswerType)
 """What kind of answer a question asks for (a case's `answer_type`)."""
 _KEYS = {"id", "paper", "question", "type", "answer", "accept", "evidence", "notes", "lang"}
 _OPTIONAL = {"answers", "accept_all", "accept_min", "answer_type", "parts"}
