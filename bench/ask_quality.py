@@ -23,7 +23,7 @@ The whole test half of the development set: `--dev-half test --per-type 0`.
 
 Usage: python bench/ask_quality.py [--dev-ids fd-001,fd-003,...] [--dev-half test|fit|none]
            [--per-type N] [--qasper N] [--configs main,new] [--mode cite] [--dump FILE]
-           [--set KEY=VALUE ...]
+           [--resume] [--set KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "new": {},
     # main before issue #29: support checked, not whether the answer answers the question
     "main": {"responsive": False},
+    # a quote the model paraphrased replaced by the cited passage's sentence holding the answer
+    "+repair": {"repair_quotes": True},
     # the setting issue #13 wired, against `new` (a key with a dot names another section)
     "+rerank": {"retrieval.rerank": True},
 }
@@ -112,6 +114,11 @@ async def run_one(ws: Any, case: Case, source_id: str, mode: str = "cite") -> di
         (s.data.get("p_answerable") for s in spans if s.name == "answerability"), None
     )
     out["prompt_tokens"] = out.get("tokens_in", 0)
+    # for the per-stage reading of wrong answers (`ask_stages.py`): every draft the model wrote,
+    # and the text of each passage it was shown
+    out["drafts"] = [s.data.get("output", "") for s in spans if s.name == "compose"]
+    blocks = ws.store.get_blocks(out.get("shown", []))
+    out["shown_text"] = {i: b.text for i, b in blocks.items()}
     return out
 
 
@@ -183,6 +190,14 @@ def workspace(path: Path, answering: dict[str, Any], extra: dict[str, Any]) -> A
     return Workspace.open(path, overrides=overrides)
 
 
+def finished_in(dump: Path) -> set[tuple[str, str, str]]:
+    """(set, case, configuration) of every row a dump holds (none when it does not exist)."""
+    if not dump.exists():
+        return set()
+    rows = (json.loads(x) for x in dump.read_text(encoding="utf-8").splitlines() if x)
+    return {(r["set"], r["case"], r["config"]) for r in rows}
+
+
 def summary_of(dump: Path) -> str:
     """The table of a dump, paired: only cases that every configuration in it finished."""
     rows = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines() if line]
@@ -228,6 +243,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--mode", default="cite", help="compose mode (extractive: no generative model)")
     p.add_argument("--dump", default="")
     p.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip each case and configuration the --dump file already holds (a run cut short "
+        "goes on where it stopped; the table then covers this invocation's cases only — "
+        "--summary-of DUMP gives the whole run)",
+    )
+    p.add_argument(
         "--summary-of",
         default="",
         help="print the table of an earlier (or unfinished) --dump file, over the cases every "
@@ -258,6 +280,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         q_path = OUT / "ask_quality" / "qasper"
         qds = load_dataset("qasper-train", data_dir=data, cache_dir=q_path / "cache")
         sets.append(("qasper-train", q_path, qds, pick_qasper(qds, a.qasper, a.qasper_skip)))
+    done = finished_in(Path(a.dump)) if a.resume and a.dump else set()
     dump = open(a.dump, "a", encoding="utf-8") if a.dump else None  # noqa: SIM115
     configs = a.configs.split(",")
     rows_by: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -267,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         sources = ingest_papers(ws, ds, cases)
         for case in cases:  # configurations interleaved per case: a cut-short run stays paired
             for config in configs:
+                if (set_name, case.id, config) in done:
+                    continue
                 conf = CONFIGS[config]
                 answering = base.answering.model_copy(
                     update={**{k: v for k, v in conf.items() if "." not in k}, **extra_answering}

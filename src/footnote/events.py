@@ -17,6 +17,7 @@ from footnote.types import (
     Conflict,
     EvidenceCard,
     Outline,
+    Sentence,
     SubQuestion,
 )
 
@@ -73,6 +74,29 @@ class Retrieval:
     hits: list[dict[str, Any]]
     _: KW_ONLY
     type: Literal["retrieval"] = "retrieval"
+
+
+@dataclass(frozen=True)
+class EvidenceShown:
+    """The passages the composer is shown, sent before any answer is written: the evidence
+    board as found, *unchecked* (each passage: id, source_id, title, page, section, kind,
+    relevance, text). The answer's own board (`final`) replaces it."""
+
+    passages: list[dict[str, Any]]
+    _: KW_ONLY
+    type: Literal["evidence"] = "evidence"
+
+
+@dataclass(frozen=True)
+class CheckedSentence:
+    """Sentence `index` of the answer, sent as soon as it is final: it passed the checks of the
+    round that becomes the answer, and no later step can drop it (the `final` answer holds the
+    same sentence at the same index). Its `answer_delta` and `citation` events follow it."""
+
+    index: int
+    sentence: Sentence
+    _: KW_ONLY
+    type: Literal["sentence"] = "sentence"
 
 
 @dataclass(frozen=True)
@@ -370,6 +394,8 @@ Event = (
     | ToolCall
     | ToolResult
     | Retrieval
+    | EvidenceShown
+    | CheckedSentence
     | AnswerDelta
     | CitationEvent
     | Verification

@@ -238,7 +238,7 @@ class Quantity:
     factor: float = 1.0
     """Multiplier to the family's base unit (ms → 0.001)."""
     noun: str = ""
-    """The word right after a count ("annotators" → "annotator"), stemmed crudely."""
+    """The word right after a count ("annotators" → "annotator"), by `stem`."""
     after: tuple[str, ...] = ()
     """The next few words after the number, stemmed (to match "1,213 annotated papers")."""
     approx: bool = False
@@ -264,12 +264,33 @@ class Quantity:
         return 10.0 ** (-self.decimals) * self.scale * self.factor
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """The one English noun stem of the project (lower case, plural removed: "nodes" → "node",
+    "studies" → "study", "classes" → "class", "boxes" → "box"; "corpus" stays), so that a
+    counted noun, a question's focus and a passage's words compare across forms."""
     w = word.lower()
-    for suffix in ("ies", "es", "s"):
+    if w.endswith(("ss", "us", "is")):
+        return w
+    for suffix in ("ies", "sses", "es", "s"):
         if w.endswith(suffix) and len(w) > len(suffix) + 2:
-            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            if suffix == "ies":
+                return w[:-3] + "y"
+            if suffix == "sses":
+                return w[:-2]
+            if suffix == "es" and not w.endswith(("ches", "shes", "xes", "zes")):
+                return w[:-1]
+            return w[: -len(suffix)]
     return w
+
+
+def stem_inflected(word: str) -> str:
+    """`stem`, with "-ing" and "-ed" also removed ("trained" → "train"), for comparing the
+    content words of two texts whatever their tense."""
+    w = word.lower()
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)]
+    return stem(w)
 
 
 def _english_value(run: str) -> float:
@@ -316,10 +337,10 @@ def _tail(text: str, end: int) -> tuple[int, str, float, str, tuple[str, ...], s
         family, factor = _UNITS.get(key, ("", 1.0))
         if family:
             return m.end(), family, factor, "", (), unit
-    after = tuple(_stem(w) for w in _WORD_TOKEN.findall(text[end : end + 60])[:4])
+    after = tuple(stem(w) for w in _WORD_TOKEN.findall(text[end : end + 60])[:4])
     n = _NOUN_AFTER.match(text, end)
     raw = n.group(1) if n and n.group(1).lower() not in _STOP_NOUNS else ""
-    return end, "count" if raw else "", 1.0, _stem(raw) if raw else "", after, raw
+    return end, "count" if raw else "", 1.0, stem(raw) if raw else "", after, raw
 
 
 def quantities(text: str) -> list[Quantity]:

@@ -8,7 +8,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
-from footnote.events import BriefEvent, Event, Final, event_data
+from footnote.events import BriefEvent, CheckedSentence, Event, Final, event_data
 from footnote.types import (
     Answer,
     BBox,
@@ -19,6 +19,7 @@ from footnote.types import (
     Claim,
     EvidenceCard,
     Section,
+    Sentence,
     Source,
     Table,
     flat_sentence,
@@ -156,6 +157,16 @@ def citation_to_dict(c: Citation) -> dict[str, Any]:
     }
 
 
+def sentence_to_dict(s: Sentence) -> dict[str, Any]:
+    """One answer sentence in the public contract (in `final` and in each `sentence` event)."""
+    return {
+        "text": s.text,
+        "citations": [citation_to_dict(c) for c in s.citations],
+        "factual": s.factual,
+        "insufficient": s.marked_insufficient,
+    }
+
+
 def answer_to_dict(answer: Answer, *, run_id: str | None = None) -> dict[str, Any]:
     """The public answer contract of `footnote ask --json` and the API."""
     return {
@@ -163,15 +174,7 @@ def answer_to_dict(answer: Answer, *, run_id: str | None = None) -> dict[str, An
         "question": answer.question,
         "status": answer.status,
         "answer": answer.text,
-        "sentences": [
-            {
-                "text": s.text,
-                "citations": [citation_to_dict(c) for c in s.citations],
-                "factual": s.factual,
-                "insufficient": s.marked_insufficient,
-            }
-            for s in answer.sentences
-        ],
+        "sentences": [sentence_to_dict(s) for s in answer.sentences],
         "support_score": answer.support_score,
         "reason": answer.reason,
         "evidence_board": [citation_to_dict(c) for c in answer.evidence_board],
@@ -362,5 +365,7 @@ def event_to_dict(event: Event, *, run_id: str | None = None) -> dict[str, Any]:
         return {"answer": answer_to_dict(event.answer, run_id=run_id)}
     if isinstance(event, BriefEvent):
         return {"brief": brief_to_dict(event.brief)}
+    if isinstance(event, CheckedSentence):
+        return {"index": event.index, "sentence": sentence_to_dict(event.sentence)}
     out: dict[str, Any] = to_plain(event_data(event))
     return out

@@ -17,6 +17,8 @@ from footnote.numbers import looks_like_year as looks_like_year
 from footnote.numbers import parse_number as parse_number
 from footnote.numbers import quantities as quantities
 from footnote.numbers import same_quantity as same_quantity
+from footnote.numbers import stem as stem
+from footnote.numbers import stem_inflected as stem_inflected
 from footnote.numbers import unmatched_numbers as unmatched_numbers
 from footnote.numbers import year_ranges as year_ranges
 

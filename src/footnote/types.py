@@ -427,8 +427,9 @@ class Snapshot:
     arxiv_id: str | None = None
     links: tuple[str, ...] = ()
     labels: tuple[str, ...] = ()
-    origin: str = "web"
-    """Where it came from: web, scholarly, licensed."""
+    origin: str = "web"  # where it came from: web, scholarly, licensed
+    paywalled: bool = False  # behind a paywall or login wall: the text is a teaser at most
+    manual_check: str = ""  # what a person must check by hand on the page (when paywalled)
 
 
 @dataclass(frozen=True)

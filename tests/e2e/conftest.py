@@ -43,6 +43,15 @@ FAST_ENV = {
 }
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--readme-screenshots",
+        action="store_true",
+        help="write the README's screenshots over docs/ (test_readme_screenshots.py); "
+        "without it they go to test-output/readme/",
+    )
+
+
 @pytest.fixture(autouse=True)
 def _needs_chromium() -> None:
     if not Path(CHROMIUM).exists():

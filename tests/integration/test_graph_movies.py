@@ -109,7 +109,7 @@ def test_graph_questions_are_traced_runs(ws: Path, monkeypatch: pytest.MonkeyPat
     assert run["input"]["question"] == "Who directed The Matrix?"
     assert run["output"]["cypher"] == data["cypher"]
     kinds = [k for k, _ in spans]
-    assert kinds == ["understand", "align", "route", "guard", "query", "compose"]
+    assert kinds == ["understand", "align", "route", "guard", "query", "compose", "turn"]
     assert ("route", "template") in spans
 
 

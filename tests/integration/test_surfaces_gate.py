@@ -94,6 +94,7 @@ ROUTES: dict[str, str] = {
     "GET /v1/models": "- model names",
     "GET /metrics": "- counters",
     "GET /v1/research": "- research runs: question, state, outline",
+    "GET /v1/research/options": "- whether web search is offered, default budgets",
     "GET /v1/research/{run_id}": "- a research run: question, state, outline",
     "GET /v1/research/{run_id}/cards": "- evidence cards (quotes), no claims",
     "GET /v1/research/{run_id}/snapshots/{snapshot_id}": "- a saved page",

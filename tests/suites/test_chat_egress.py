@@ -14,7 +14,10 @@ bytes sent (lost). Real pipeline, real HTTP, real SQLite; research and embedding
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,3 +137,111 @@ def test_no_labelled_byte_leaves_through_a_conversation(
           f"{leaked(CONTROL, sent, MEMO)}, {len(rec.requests)} requests to the external model")  # fmt: skip
     assert lost == 0, steps
     assert leaked(CONTROL, sent, MEMO) > 0  # the external roles were called
+
+
+GRAPH_MEMO = (
+    "# Orvanta client memo on the Quellfast site\n\n"
+    "## Findings\n\n"
+    "The Quellfast battery recycling plant processed 731 kilotonnes of cells in 2023, "
+    "according to the Orvanta internal audit of the Quellfast site.\n\n"
+    "## References\n\n"
+    "1. Marrowdale, K. (2022). Orvanta confidential survey of Quellfast cell throughput. "
+    "Orvanta Internal Reports.\n"
+)
+QUESTIONS = [
+    "How many kilotonnes did the Quellfast plant process?",
+    "And how much did it process in 2023?",
+    "What about the Brightwater plant?",
+    "And what did it process?",
+]
+GRAPH_QUESTIONS = ["Which papers are in the library?", "Which references do they cite?"]
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+class CypherRecorder(Recorder):
+    """The recording server, also writing a valid query when asked for Cypher (so rows come
+    back and the graph answer is composed from them: the titles would go out)."""
+
+    def reply(self, body: dict[str, Any]) -> str:
+        if "into ONE read-only Cypher query" in json.dumps(body.get("messages", [])):
+            return "MATCH (p:Paper) RETURN p.title AS title"
+        return super().reply(body)
+
+
+def _config(url: str) -> str:
+    """Every chat role on the recording server (external); vectors stay local: an external
+    embedder refuses to index the labelled memo at all (`test_label_egress`)."""
+    roles = "".join(
+        f'[models.{r}]\nurl = "{url}"\n\n'
+        for r in ("understand", "compose", "judge", "summarise", "cypher", "rerank")
+    )
+    return (
+        roles + '[models.embed]\nurl = "local:wordllama"\n\n'
+        '[ask]\nmode = "extractive"\nuse_judge = false\n\n[retrieval]\nrerank = true\n\n'
+        '[chat]\nhistory_turns = 1\nrewrite = "always"\n'
+    )
+
+
+def test_no_labelled_byte_leaves_through_graph_cli_or_python_chat(tmp_path: Path) -> None:
+    """Graph QA over a library graph that holds the memo, the Python `Library` chat and the
+    terminal chat (`footnote chat`, its real entry point, turns on stdin), every chat role
+    bound to the recording server: none of the memo's bytes reach it; the control's do."""
+    rec = CypherRecorder()
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "config.toml").write_text(_config(rec.url), encoding="utf-8")
+    (tmp_path / "memo.md").write_text(GRAPH_MEMO, encoding="utf-8")
+    (tmp_path / "digest.md").write_text(CONTROL, encoding="utf-8")
+    ws = Workspace.open(folder)
+    assert not ws.ingest([tmp_path / "memo.md"], labels=["no-external-model"]).failed
+    assert not ws.ingest([tmp_path / "digest.md"]).failed
+    public = " ".join([CONTROL, *QUESTIONS, *GRAPH_QUESTIONS])
+    steps: list[tuple[str, int]] = []
+    seen = 0
+
+    def step(name: str) -> None:
+        """The memo's bytes (and memo-only words) in the requests since the last step."""
+        nonlocal seen
+        sent = rec.prompts()[seen:]
+        seen += len(sent)
+        words = sum(w in " ".join(sent).lower() for w in ("orvanta", "marrowdale"))
+        steps.append((name, leaked(GRAPH_MEMO, sent, public) + words))
+
+    from footnote.pipelines.graph.sources import library_graph
+    from footnote.workspace.api import Library
+
+    g = library_graph(ws.store, None)
+    assert "no-external-model" in g.labels
+    ws.graph_catalog().create(g.spec("library"), g.nodes, g.rels, replace=True)
+    lib = Library(ws, owns=False)
+    first = lib.graph_ask("library", GRAPH_QUESTIONS[0])
+    lib.graph_ask("library", GRAPH_QUESTIONS[1], session=first.get("session"))
+    step("graph QA over the library graph")
+    chat = lib.chat(title="plants")
+    replies = [chat.send(q) for q in QUESTIONS]
+    said = [r.text for r in replies]
+    assert "731" in said[0], [
+        (r.status, r.answer.reason) for r in replies
+    ]  # the memo was answered from
+    chat.send(QUESTIONS[0], mode="agent")
+    step("python Library chat (ask, rewrite, summary, agent)")
+    ws.close()
+
+    stdin = "\n".join([*QUESTIONS, "/agent", QUESTIONS[0], "/quit"]) + "\n"
+    env = {**os.environ, "PYTHONPATH": str(SRC), "NO_COLOR": "1", "TERM": "dumb"}
+    done = subprocess.run(
+        [sys.executable, "-m", "footnote.cli", "chat", "-w", str(folder)],
+        input=stdin, capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "731 kilotonnes" in done.stdout, done.stdout[-2000:]
+    step("terminal chat (footnote chat on stdin)")
+    sent = rec.prompts()
+    lost = leaked(GRAPH_MEMO, sent, public)
+    rec.stop()
+    words = [w for w in ("orvanta", "marrowdale") if w in " ".join(sent).lower()]
+    T.add(tried=len(steps), blocked=sum(1 for _n, b in steps if b == 0), lost=lost + len(words))
+    print("\ngraph / terminal / python egress:", json.dumps(dict(steps)), f"memo-only words "
+          f"sent {words}, {len(rec.requests)} requests to the external model")  # fmt: skip
+    assert lost == 0 and not words, (steps, words)
+    assert leaked(CONTROL, sent, GRAPH_MEMO) > 0  # the external roles were called

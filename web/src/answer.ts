@@ -6,7 +6,7 @@ import { h, icon, ICONS, mount } from "./dom";
 import { t, statusText, type Key } from "./i18n";
 import { renderInline, renderMarkdown } from "./markdown";
 import { openDocument } from "./pdfviewer";
-import type { AnswerInfo, CitationInfo, SentenceInfo } from "./types";
+import type { AnswerInfo, CitationInfo, FoundPassage, SentenceInfo } from "./types";
 import { errorText, locator, spinner, toast, verdictChip } from "./ui";
 
 // -- normalising: events carry dataclass dicts (evidence_id, marked_insufficient, Hit) --------
@@ -25,13 +25,29 @@ export function normCitation(raw: Loose): CitationInfo {
   };
 }
 
-export function normAnswer(raw: Loose): AnswerInfo {
-  const sentences = ((raw.sentences as Loose[]) ?? []).map((s) => ({
+export function normSentence(s: Loose): SentenceInfo {
+  return {
     text: String(s.text ?? ""),
     citations: ((s.citations as Loose[]) ?? []).map(normCitation),
     factual: (s.factual as boolean) ?? true,
     insufficient: Boolean(s.insufficient ?? s.marked_insufficient),
-  }));
+  };
+}
+
+/** A passage of an `evidence` event: shown to the composer, not yet checked. */
+export function normPassage(raw: Loose): FoundPassage {
+  return {
+    id: String(raw.id ?? ""),
+    title: String(raw.title ?? ""),
+    page: Number(raw.page ?? 0),
+    section: (raw.section as string[]) ?? [],
+    text: String(raw.text ?? ""),
+    relevance: Number(raw.relevance ?? 0),
+  };
+}
+
+export function normAnswer(raw: Loose): AnswerInfo {
+  const sentences = ((raw.sentences as Loose[]) ?? []).map(normSentence);
   const nearest = ((raw.nearest as Loose[]) ?? []).map((n) => {
     const block = (n.block as Loose | undefined) ?? n;
     return {
@@ -116,6 +132,10 @@ export class AnswerView {
   storedFeedback: { rating: "up" | "down"; comment: string } | null = null;
   private steps: Step[] = [];
   private sentences: SentenceInfo[] = [];
+  /** Sentences come as typed `sentence` events (each final once sent): the `answer_delta` and
+   * `citation` events that repeat them are then not read. */
+  private typedSentences = false;
+  private found: FoundPassage[] = [];
   private openText = "";
   private final: AnswerInfo | null = null;
   private running = false;
@@ -160,11 +180,26 @@ export class AnswerView {
         this.draftBox.hidden = false;
         this.draftEl.innerHTML = renderMarkdown(this.draftText);
         break;
+      case "evidence":
+        this.found = ((data.passages as Loose[]) ?? []).map(normPassage);
+        this.renderFound();
+        break;
+      case "sentence": {
+        // a checked sentence, final: the answer keeps it at this index
+        this.typedSentences = true;
+        const i = Number(data.index ?? this.sentences.length);
+        while (this.sentences.length < i) this.sentences.push({ text: "", citations: [] });
+        this.sentences[i] = normSentence((data.sentence as Loose) ?? {});
+        this.renderBody();
+        break;
+      }
       case "answer_delta":
+        if (this.typedSentences) break;
         this.openText += String(data.text ?? "");
         this.renderBody();
         break;
       case "citation": {
+        if (this.typedSentences) break;
         const i = Number(data.sentence ?? 0);
         while (this.sentences.length <= i) {
           this.sentences.push({ text: this.sentences.length === i ? this.openText.trim() : "", citations: [] });
@@ -299,6 +334,27 @@ export class AnswerView {
     button.addEventListener("mouseleave", () => hideTip(button));
     button.addEventListener("blur", () => hideTip(button));
     return h("sup", {}, button);
+  }
+
+  /** The board before the answer: the passages the composer was shown, marked unchecked. */
+  private renderFound(): void {
+    if (this.final || !this.found.length) return;
+    const cards = this.found.map((p) =>
+      h(
+        "li",
+        { class: "passage", "data-evidence": p.id },
+        h("div", { class: "evidence-meta muted small" }, [p.section[0] === p.title ? "" : p.title, locator(p.page, p.section)].filter(Boolean).join(" · ")),
+        h("blockquote", { class: "quote" }, p.text),
+        p.page ? h("button", { class: "page-link", onclick: () => openDocument({ evidenceId: p.id, quote: p.text }) }, icon(ICONS.page), t("pageN", { n: p.page })) : null,
+      ),
+    );
+    mount(
+      this.board,
+      h("header", { class: "board-head" }, h("h3", {}, t("evidenceFound")), h("span", { class: "chip small" }, String(this.found.length))),
+      h("p", { class: "muted small" }, t("notCheckedYet")),
+      h("ol", { class: "evidence-list", "data-testid": "evidence-found" }, cards),
+    );
+    this.board.hidden = false;
   }
 
   private renderBoard(): void {

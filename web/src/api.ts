@@ -30,7 +30,8 @@ async function errorFrom(response: Response): Promise<ApiError> {
   return new ApiError(response.status, code, message);
 }
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** A JSON call to the API (errors as ApiError; 401 asks for a key). */
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const init: RequestInit = { method, headers: { Accept: "application/json", ...authHeaders() } };
   if (body !== undefined) {
     init.body = JSON.stringify(body);

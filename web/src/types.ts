@@ -59,6 +59,16 @@ export interface SentenceInfo {
   insufficient?: boolean;
 }
 
+/** A passage shown to the composer (an `evidence` event): found, not yet checked. */
+export interface FoundPassage {
+  id: string;
+  title: string;
+  page: number;
+  section: string[];
+  text: string;
+  relevance: number;
+}
+
 export interface AnswerInfo {
   run_id?: string | null;
   question: string;

@@ -60,10 +60,12 @@ def ask(
 async def _ask(
     ws: Workspace, question: str, sources: list[str], mode: str | None, trace: bool, quiet: bool
 ) -> dict[str, Any]:
-    from footnote.events import Final, Status, event_data
+    from footnote.events import CheckedSentence, EvidenceShown, Final, Status, event_data
+    from footnote.serialize import answer_to_dict
 
     run_id = None
     final: dict[str, Any] = {}
+    printer = SentencePrinter()
     events = ws.ask(question, sources=sources, mode=mode)
     async for event in events:
         if trace and not quiet:
@@ -72,30 +74,72 @@ async def _ask(
             )
         elif isinstance(event, Status) and not quiet:
             err.print(f"[dim]… {escape(event.message)}[/]")
+        elif isinstance(event, EvidenceShown) and not quiet:
+            print_found(event.passages)
+        if isinstance(event, CheckedSentence) and not quiet:
+            printer.print(event)
         if isinstance(event, Final):
-            from footnote.serialize import answer_to_dict
-
             final = answer_to_dict(event.answer)
     run_id = ws.last_run_id
     final["run_id"] = run_id
     if not quiet:
-        render_answer(final)
+        render_answer(final, printed=printer.printed)
     return final
 
 
-def render_answer(a: dict[str, Any]) -> None:
-    """Print an answer with footnote markers, its evidence board and support score."""
+def print_found(passages: list[dict[str, Any]]) -> None:
+    """The evidence as found (stderr, with the progress): the passages the composer is shown,
+    before any check."""
+    err.print(f"[dim]… found {len(passages)} passage{'s' if len(passages) != 1 else ''}:[/]")
+    for p in passages:
+        where = p["section"][-1] if p["section"] else p["title"]
+        text = " ".join(p["text"].split())
+        err.print(
+            f"[dim]    p. {p['page']} {escape(where)}: {escape(text)}[/]",
+            no_wrap=True,
+            overflow="ellipsis",
+        )
+
+
+def sentence_markup(s: dict[str, Any], board: dict[str, int]) -> str:
+    """One answer sentence (the public shape) with its footnote markers, a weak one marked."""
+    marks = "".join(f"[{board[c['id']]}]" for c in s["citations"] if c["id"] in board)
+    text = escape(s["text"]) + (f"[cyan]{escape(marks)}[/]" if marks else "")
+    return f"[yellow]{text} {INSUFFICIENT_MARK}[/]" if s["insufficient"] else text
+
+
+class SentencePrinter:
+    """Prints checked sentences as they arrive, numbering footnotes in order of first citation
+    (the order of the answer's evidence board)."""
+
+    def __init__(self) -> None:
+        self.board: dict[str, int] = {}
+        self.printed = 0
+
+    def print(self, event: Any) -> None:
+        """Print one `sentence` event (a `CheckedSentence`) on its own line."""
+        from footnote.serialize import citation_to_dict
+
+        s = event.sentence
+        cites = [citation_to_dict(c) for c in s.citations]
+        for c in cites:
+            self.board.setdefault(c["id"], len(self.board) + 1)
+        if self.printed == 0:
+            out.print()
+        shown = {"text": s.text, "citations": cites, "insufficient": s.marked_insufficient}
+        out.print(sentence_markup(shown, self.board))
+        self.printed += 1
+
+
+def render_answer(a: dict[str, Any], *, printed: int = 0) -> None:
+    """Print an answer with footnote markers, its evidence board and support score; the first
+    `printed` sentences were printed as they arrived and are not repeated."""
     board = {c["id"]: i + 1 for i, c in enumerate(a["evidence_board"])}
     status_style = {"answered": "green", "weak_evidence": "yellow"}.get(a["status"], "red")
-    out.print()
-    if a["sentences"]:
-        parts = []
-        for s in a["sentences"]:
-            marks = "".join(f"[{board[c['id']]}]" for c in s["citations"] if c["id"] in board)
-            text = escape(s["text"]) + (f"[cyan]{escape(marks)}[/]" if marks else "")
-            if s["insufficient"]:
-                text = f"[yellow]{text} {INSUFFICIENT_MARK}[/]"
-            parts.append(text)
+    if not printed:
+        out.print()
+    if a["sentences"][printed:]:
+        parts = [sentence_markup(s, board) for s in a["sentences"][printed:]]
         out.print(" ".join(parts))
     if a["reason"]:
         out.print(f"[{status_style}]{escape(a['reason'])}[/]")

@@ -19,9 +19,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table as RichTable
 
+from footnote.cli.asking import SentencePrinter, print_found
 from footnote.cli.common import WorkspaceOpt, _fail, app, err, out
 from footnote.errors import FootnoteError
-from footnote.events import Status, ToolCall
+from footnote.events import CheckedSentence, EvidenceShown, Status, ToolCall
 from footnote.serialize import answer_text, answer_to_dict
 from footnote.types import flat_sentence
 from footnote.workspace.api import Conversation, Library
@@ -51,10 +52,11 @@ def _marks(answer: dict[str, Any]) -> dict[str, int]:
     return {c["id"]: i + 1 for i, c in enumerate(answer["evidence_board"])}
 
 
-def print_answer(answer: dict[str, Any]) -> None:
-    """The checked sentences, each with its footnote markers, then status and support score."""
+def print_answer(answer: dict[str, Any], *, printed: int = 0) -> None:
+    """The checked sentences, each with its footnote markers, then status and support score
+    (the first `printed` sentences were printed as they arrived)."""
     board = _marks(answer)
-    for s in answer["sentences"]:
+    for s in answer["sentences"][printed:]:
         marks = "".join(f"[{board[c['id']]}]" for c in s["citations"] if c["id"] in board)
         text = flat_sentence(escape(s["text"]), insufficient=s["insufficient"],
                              marks=f"[cyan]{escape(marks)}[/]" if marks else "")  # fmt: skip
@@ -130,19 +132,24 @@ def export_markdown(conv: Conversation) -> str:
 
 async def _turn(state: ChatState, text: str) -> None:
     final: dict[str, Any] | None = None
+    printer = SentencePrinter()
     events = state.conv.send_events(text, mode=state.mode, sources=state.sources)
     async for event in events:
         if isinstance(event, Status):
             err.print(f"[dim]… {escape(event.message)}[/]")
         elif isinstance(event, ToolCall):
             err.print(f"[dim]… tool {escape(event.tool)}[/]")
+        elif isinstance(event, EvidenceShown):
+            print_found(event.passages)
+        elif isinstance(event, CheckedSentence):
+            printer.print(event)  # each checked sentence as soon as it is final
         elif event.type == "final":
             final = answer_to_dict(event.answer)
     if final is None:
         err.print("[red]the turn ended without an answer (see its trace)[/]")
         return
     state.last = final
-    print_answer(final)
+    print_answer(final, printed=printer.printed)
 
 
 def _command(state: ChatState, line: str) -> bool:

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from footnote.cli.common import JsonOpt, WorkspaceOpt, _fail, _print_json, _workspace, app, err, out
+from footnote.errors import FootnoteError
 from footnote.workspace import Workspace
 
 graph_app = typer.Typer(help="Question answering over property graphs (safe text-to-Cypher).",
@@ -55,6 +56,33 @@ def import_(
             _fail(ValueError("give --schema with files, or --demo movies|northwind"))
         counts = _catalog(ws).create(spec, nodes, rels, replace=replace)
     _report(name, counts, as_json)
+
+
+@graph_app.command("attach")
+def attach(
+    name: Annotated[str, typer.Argument(help="Name of the graph to create.")],
+    database: Annotated[
+        str, typer.Argument(help="A LadybugDB database file, or falkor://host:port/graph.")
+    ],
+    replace: Annotated[bool, typer.Option(help="Attach again if the graph exists.")] = False,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ask an existing database in place: its schema (labels, relationship types, typed
+    properties, example values) is read from it, nothing is imported."""
+    from footnote.workspace.graph import attach_graph
+
+    with _workspace(workspace) as ws:
+        try:
+            spec = attach_graph(ws, name, database, replace=replace)
+        except FootnoteError as exc:
+            _fail(exc)
+    if as_json:
+        _print_json(spec.model_dump(by_alias=True, include={"name", "database", "nodes",
+                                                            "relationships", "samples"}))  # fmt: skip
+        return
+    out.print(f"[bold]{escape(name)}[/] reads {escape(spec.database)} in place")
+    out.print(escape(spec.describe()))
 
 
 @graph_app.command("demo")

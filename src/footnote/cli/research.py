@@ -50,9 +50,9 @@ app.add_typer(research_app, name="research")
 
 def _print_outline(outline: Any) -> None:
     table = RichTable(title=f"Outline ({outline.template})", show_lines=True)
-    for col in ("id", "section", "must answer", "evidence standard"):
+    for col in ("#", "id", "section", "must answer", "evidence standard"):
         table.add_column(col, overflow="fold")
-    for item in outline.items:
+    for n, item in enumerate(outline.items, 1):
         s = item.standard
         std = [f"≥{s.min_independent} independent"]
         if s.primary_required:
@@ -60,11 +60,35 @@ def _print_outline(outline: Any) -> None:
         if s.date_from or s.date_to:
             std.append(f"dated {s.date_from or '…'} to {s.date_to or '…'}")
         std.append("web" if s.web else "library only")
-        table.add_row(item.id, escape(item.title), escape(item.asks), ", ".join(std))
+        table.add_row(str(n), item.id, escape(item.title), escape(item.asks), ", ".join(std))
     err.print(table)
 
 
-def _edits(outline: Any, outline_file: Path | None, yes: bool) -> dict[str, Any] | None:
+_YES = ("y", "yes", "ok", "是", "好", "确认", "同意")
+_NO = ("n", "no", "否", "不", "取消")
+_ASK = (
+    "Accept this outline? [y]es, [n]o, [e]dit the JSON, or type a change in words "
+    '("drop 3", "rename 2 to …", "add a section: …", "move 4 before 2", "删除第3节")'
+)
+
+
+def _in_words(outline: Any, text: str) -> Any:
+    """The outline after a plain-words edit, its changes and the new outline shown back."""
+    from footnote.pipelines.research.outline_words import edit_outline_in_words
+
+    result = edit_outline_in_words(outline, text)
+    for said in result.changes:
+        err.print(f"[cyan]→ {escape(said)}[/]")
+    _print_outline(result.outline)
+    return result.outline
+
+
+def _edits(
+    outline: Any, outline_file: Path | None, changes: list[str], yes: bool
+) -> dict[str, Any] | None:
+    """The analyst's edits of the proposed outline (None: as proposed): an edited JSON file,
+    changes in words (`--change`, or typed at the prompt, shown back before confirming), or
+    the JSON in an editor. UsageError for words that cannot be read (from `--change`)."""
     from footnote.serialize import to_plain
 
     if outline_file is not None:
@@ -73,29 +97,29 @@ def _edits(outline: Any, outline_file: Path | None, yes: bool) -> dict[str, Any]
         except (OSError, ValueError) as exc:
             _fail(ValueError(f"cannot read the outline {outline_file}: {exc}"))
         return data
-    if yes:
-        return None
-    if not sys.stdin.isatty():
-        _fail(
-            ValueError(
-                "confirm the outline: give --yes (accept it) or --outline FILE (edited JSON)"
+    current = _in_words(outline, "\n".join(changes)) if changes else outline
+    while not yes:
+        choice = typer.prompt(_ASK, default="y").strip()
+        if choice.lower() in _YES:
+            break
+        if choice.lower() in _NO:
+            raise typer.Exit(1)
+        if choice.lower() in ("e", "edit"):
+            edited = edit_in_editor(
+                json.dumps(to_plain(current), ensure_ascii=False, indent=2), suffix=".json"
             )
-        )
-    choice = typer.prompt("Accept this outline? [y]es, [e]dit, [n]o", default="y").strip().lower()
-    if choice.startswith("n"):
-        raise typer.Exit(1)
-    if choice.startswith("e"):
-        edited = edit_in_editor(
-            json.dumps(to_plain(outline), ensure_ascii=False, indent=2), suffix=".json"
-        )
-        if edited is None:
-            return None
+            if edited is None:
+                continue
+            try:
+                result: dict[str, Any] = json.loads(edited)
+            except ValueError as exc:
+                _fail(ValueError(f"the edited outline is not valid JSON: {exc}"))
+            return result
         try:
-            result: dict[str, Any] = json.loads(edited)
-        except ValueError as exc:
-            _fail(ValueError(f"the edited outline is not valid JSON: {exc}"))
-        return result
-    return None
+            current = _in_words(current, choice)
+        except FootnoteError as exc:
+            err.print(f"[bold red]error:[/] {escape(str(exc))}")
+    return None if current is outline else to_plain(current)
 
 
 @research_app.command("run")
@@ -126,18 +150,43 @@ def run_cmd(
         Path | None,
         typer.Option("--outline", help="Use this edited outline JSON instead of asking."),
     ] = None,
+    change: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--change",
+            help='Edit the proposed outline in plain words, e.g. "drop 3", "rename 2 to Market '
+            'size in Europe", "add a section: who regulates recycling?", "move 4 before 2", '
+            '"删除第3节" (repeatable; numbers as the outline is shown).',
+        ),
+    ] = None,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write a research brief: outline (confirmed by you) → investigate → check → brief."""
-    from footnote.workspace.research import confirm_outline, start_research
+    from footnote.workspace.research import confirm_outline, research_store, start_research
 
+    if not yes and outline_file is None and not sys.stdin.isatty():
+        _fail(
+            ValueError(
+                "confirm the outline: give --yes (accept it, with any --change) or --outline FILE "
+                "(edited JSON)"
+            )
+        )
     with _workspace(workspace) as ws:
         run_id, outline = start_research(ws, question, template=template, web=web,
                                          budget_tokens=budget_tokens, budget_minutes=budget_minutes,
                                          mode=mode, user_id=ws.settings.server.local_user)  # fmt: skip
         _print_outline(outline)
-        confirm_outline(ws, run_id, _edits(outline, outline_file, yes))
+        confirmed = False
+        try:
+            confirm_outline(ws, run_id, _edits(outline, outline_file, change or [], yes))
+            confirmed = True
+        except (typer.Abort, KeyboardInterrupt, EOFError):
+            _fail(ValueError(f"aborted: research run {run_id} was not started"), 130)
+        finally:
+            if not confirmed:  # never left behind as a proposed outline waiting for nobody
+                research_store(ws).set_research_state(run_id, "aborted")
+                err.print(f"[dim]research run {run_id} marked aborted[/]")
         err.print(f"[dim]research run {run_id}[/]")
         _run(ws, run_id, as_json)
 
@@ -230,24 +279,29 @@ def show_cmd(
 
 
 @research_app.command("ls")
-def ls_cmd(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """List research runs, newest first."""
-    from footnote.workspace.research import research_store
+def ls_cmd(
+    user: Annotated[
+        str | None, typer.Option(help="Only this user's runs (default: every user's).")
+    ] = None,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List research runs, newest first: every user's (web and API runs included)."""
+    from footnote.workspace.research import research_runs
 
     with _workspace(workspace) as ws:
-        runs = research_store(ws).list_research(ws.settings.server.local_user)
-    rows: list[dict[str, str]] = [{"id": r.id, "state": r.state, "question": r.question, "created_at": r.created_at,
-             "mode": str(r.options.get("mode"))} for r in runs]  # fmt: skip
+        runs = research_runs(ws, user)
+    rows: list[dict[str, str]] = [{"id": r.id, "state": r.state, "user": r.user_id, "question": r.question,
+             "created_at": r.created_at, "mode": str(r.options.get("mode"))} for r in runs]  # fmt: skip
     if as_json:
         _print_json(rows)
         return
     table = RichTable()
-    for col in ("id", "state", "mode", "created", "question"):
+    for col in ("id", "state", "user", "mode", "created", "question"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(
-            r["id"], r["state"], str(r["mode"]), r["created_at"][:19], escape(r["question"])
-        )
+        table.add_row(r["id"], r["state"], escape(r["user"]), str(r["mode"]),
+                      r["created_at"][:19], escape(r["question"]))  # fmt: skip
     out.print(table)
 
 

@@ -120,8 +120,8 @@ class ModelSettings(_Section):
     response_cache_size: int = Field(
         512,
         ge=0,
-        description="Entries in the in-process cache of temperature-0 structured and "
-        "judge completions (0: off).",
+        description="Entries in the in-process cache of temperature-0 structured, judge and "
+        "answer-drafting completions (0: off).",
     )
     response_cache_url: str = Field(
         "",
@@ -273,6 +273,15 @@ class ServerSettings(_Section):
         "the API process. Off: the API process that starts a run drives it.",
     )
     max_upload_mb: float = Field(50.0, gt=0, description="Largest accepted upload in MiB.")
+    ingest_workers: int = Field(
+        2,
+        ge=1,
+        le=64,
+        description="Uploads this server ingests at once: each user's uploads wait in their own "
+        "queue and are ingested one at a time, and a free slot goes to the waiting user served "
+        "longest ago (round-robin), so one user's large or hostile files hold at most one slot. "
+        "The server's own job threads are raised to this when `jobs.server_threads` > 0.",
+    )
     sse_ping_s: float = Field(
         15.0, gt=0, description="Seconds between SSE heartbeat comments on an idle stream."
     )

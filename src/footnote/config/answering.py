@@ -41,6 +41,12 @@ class AnsweringSettings(_Section):
         description="Answer a multi-part or counterfactual question with one quoted, cited sentence "
         "per part (one call); each part is checked on its own.",
     )
+    repair_quotes: bool = Field(
+        False,
+        description="Replace a quote that does not occur in the cited passage by the passage's "
+        "sentence that holds the answer and overlaps the quote most (off: not yet measured on "
+        "100 test cases; `bench/ask_quality.py --configs new,+repair`).",
+    )
     answerability: bool = Field(
         True,
         description="After composing, ask the compose model whether the cited passage answers the "

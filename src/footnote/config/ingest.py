@@ -106,14 +106,24 @@ class IngestSettings(_Section):
         0.0,
         ge=0,
         description="Parse each file in a worker process that is stopped after this many "
-        "seconds, the file reported failed and the next one parsed (0: no limit, files are "
-        "parsed in this process or the pool of `workers`).",
+        "seconds, the file reported failed and the next one parsed; the worker is kept warm "
+        "for the next file (0: no limit, files are parsed as `isolate_above_kb` and `workers` "
+        "say).",
     )
     file_memory_mb: int = Field(
         0,
         ge=0,
         description="Limit each file's worker process to this many MiB of address space; a "
         "file that needs more is reported failed (0: no limit).",
+    )
+    isolate_above_kb: float = Field(
+        64.0,
+        ge=0,
+        description="Parse a file larger than this many KiB (a DOCX, PPTX, XLSX or EPUB also "
+        "when its parts declare they unpack to more) in a worker process kept warm between "
+        "files, at a lower OS priority (nice +10), so it shares neither the server's process "
+        "nor the CPU evenly with other users' small files; smaller files are parsed in this "
+        "process (0: every file in this process).",
     )
     workers: int = Field(
         0,

@@ -7,6 +7,20 @@ from pydantic import Field
 from footnote.config.base import _Section
 
 
+class FxRate(_Section):
+    """One exchange rate a brief may compare figures through, stated with its date and source."""
+
+    pair: str = Field(
+        pattern=r"^[A-Z]{3}/[A-Z]{3}$",
+        description="`BASE/QUOTE` in ISO 4217 codes: `USD/CNY` with rate 7.1 is 1 USD = 7.1 CNY.",
+    )
+    rate: float = Field(gt=0, description="Units of the quote currency per unit of the base.")
+    date: str = Field(
+        pattern=r"^\d{4}-\d{2}-\d{2}$", description="The day the rate is for (YYYY-MM-DD)."
+    )
+    source: str = Field(min_length=1, description="Where the rate comes from (stated in briefs).")
+
+
 class ResearchSettings(_Section):
     """Research briefs: sources, the fetcher's egress policy, budgets, merge and review."""
 
@@ -104,6 +118,16 @@ class ResearchSettings(_Section):
         description="How chapters are written: the `compose` model citing card ids (`model`), "
         "the cards' own sentences (`extractive`), or `auto` (model when bound).",
     )
+    planner: str = Field(
+        "template",
+        pattern="^(auto|model|template)$",
+        description="Who plans: the `understand` model proposes the outline for a free question "
+        "and, per sub-question, reads what was found and picks the next query until nothing is "
+        "missing or its budget's rounds are spent (`model`); the report template and its fixed "
+        "queries (`template`, the default); or `auto` (model when the `understand` role is bound "
+        "and `research.select` is not `rules`). An invalid "
+        "model outline or a refused call falls back to the template, and the run says so.",
+    )
     near_duplicate: float = Field(
         0.5, gt=0, le=1, description="MinHash Jaccard above which two pages are near-duplicates."
     )
@@ -116,4 +140,12 @@ class ResearchSettings(_Section):
     )
     review_sample_rate: float = Field(
         0.2, ge=0, le=1, description="Share of claims without key numbers sampled for review."
+    )
+    fx_rates: tuple[FxRate, ...] = Field(
+        (),
+        description="Exchange rates conflicts may compare figures in different currencies "
+        'through: `{pair = "USD/CNY", rate = 7.1, date = "2026-01-02", source = "…"}` (1 USD = '
+        "7.1 CNY; either direction of a pair is used, no chain of rates). A conflict converted "
+        "through one states the rate, its date and source; figures in currencies without a rate "
+        "are shown side by side unconverted.",
     )

@@ -1,16 +1,22 @@
 """Using every core (`ingest.workers`, one per core by default): a folder's files are parsed
 in a process pool, results in the order the files were given; a long PDF's pages are read by
-a pool of page readers. With `ingest.file_timeout_s` or `ingest.file_memory_mb` set, each file
-is parsed by a guarded worker process: one that runs out of time is stopped, one that runs out
-of memory fails, the file is reported failed and the next one goes on."""
+a pool of page readers. A file over `ingest.isolate_above_kb` is parsed by a warm worker process
+at a lower OS priority, a small one in this process. With `ingest.file_timeout_s` or
+`ingest.file_memory_mb` set, each file is parsed by a guarded worker process: one that runs out
+of time is stopped, one that runs out of memory fails, the file is reported failed and the next
+one goes on."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import math
 import multiprocessing
 import os
+import signal
+import threading
 import time
+import zipfile
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -26,6 +32,10 @@ from footnote.types import Document
 
 _PAGE_POOL: ProcessPoolExecutor | None = None
 _PAGE_POOL_SIZE = 0
+ARCHIVE_SUFFIXES = frozenset({".docx", ".pptx", ".xlsx", ".epub"})
+"""Zip-based formats, whose declared unpacked size counts for `isolates`."""
+ISOLATED_NICE = 10
+"""How much lower the OS priority of a worker that parses a large file is (`os.nice`)."""
 PAGES_PER_TASK = 16
 """Below twice this many pages a PDF is read in this process (starting workers costs more)."""
 
@@ -98,16 +108,26 @@ def parse_many(
 ) -> Iterator[ParseResult]:
     """Parse `paths` in worker processes (in this one when one worker or one file suffices).
 
-    Each worker reads OCR pages one at a time (`workers=1` inside), so processes and
-    Tesseract threads do not oversubscribe the cores.
+    Each worker of a folder reads OCR pages one at a time (`workers=1` inside), so processes and
+    Tesseract threads do not oversubscribe the cores. Parsed one at a time, a large file
+    (`isolates`) is parsed by a warm worker process at a lower priority (`ISOLATED_NICE`), so
+    it shares neither this process (its interpreter lock) nor the CPU evenly with the small
+    files of other users; with a time or memory limit set every file is parsed by a warm
+    guarded worker.
     """
-    if settings.file_timeout_s > 0 or settings.file_memory_mb > 0:
-        yield from _parse_guarded(paths, settings, password)
-        return
+    guarded = settings.file_timeout_s > 0 or settings.file_memory_mb > 0
     workers = min(worker_count(settings), len(paths))
     if workers <= 1:
         for path in paths:
-            yield _parse_one(path, settings, password)
+            large = isolates(path, settings)
+            if large or guarded:
+                nice = ISOLATED_NICE if large else 0
+                yield parse_isolated(path, settings, password, nice=nice)
+            else:
+                yield _parse_one(path, settings, password)
+        return
+    if guarded:
+        yield from _parse_guarded(paths, settings, password)
         return
     inner = settings.model_copy(update={"workers": 1})
     context = multiprocessing.get_context("forkserver")
@@ -121,28 +141,36 @@ def parse_many(
             yield pending.popleft().result()
 
 
-def _guarded_worker(conn: Connection, settings: IngestSettings, password: str | None) -> None:
-    """A worker: imports first (not counted against the time limit), then the memory limit,
-    then one file at a time until told to stop."""
+def _guarded_worker(conn: Connection, memory_mb: int, nice: int, grouped: bool) -> None:
+    """A worker: imports first (not counted against the time limit), then its process group
+    (`grouped`: one of its own), priority (`nice`: lowered by that much) and memory limit, then
+    one file at a time, `(path, settings, password)`, until told to stop."""
     import footnote.ingest  # noqa: F401  (the parsers, loaded before the clock starts)
 
-    if settings.file_memory_mb > 0:
+    if grouped:
+        os.setpgrp()  # its page readers die with it (`_Guard.stop`)
+    if nice > 0:
+        os.nice(nice)
+    if memory_mb > 0:
         import resource
 
-        limit = settings.file_memory_mb * 1024 * 1024
+        limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     conn.send(None)
-    while (path := conn.recv()) is not None:
-        conn.send(_parse_one(path, settings, password))
+    while (task := conn.recv()) is not None:
+        conn.send(_parse_one(*task))
 
 
 class _Guard:
-    """One guarded worker process and the file it is parsing."""
+    """One guarded worker process and the file it is parsing. A `grouped` worker may start page
+    readers of its own (`ingest.workers`), so it is no daemon and is stopped with its group; a
+    daemon parses with `workers = 1`."""
 
-    def __init__(self, context: Any, settings: IngestSettings, password: str | None) -> None:
+    def __init__(self, context: Any, memory_mb: int, nice: int = 0, grouped: bool = False) -> None:
         self.conn, child = context.Pipe()
+        self.key, self.grouped = (memory_mb, nice), grouped
         self.proc = context.Process(
-            target=_guarded_worker, args=(child, settings, password), daemon=True
+            target=_guarded_worker, args=(child, memory_mb, nice, grouped), daemon=not grouped
         )
         self.proc.start()
         child.close()
@@ -150,10 +178,13 @@ class _Guard:
         self.task: tuple[int, Path] | None = None
         self.deadline = math.inf
 
-    def assign(self, task: tuple[int, Path], deadline: float) -> None:
+    def assign(
+        self, task: tuple[int, Path], settings: IngestSettings, password: str | None,
+        deadline: float,
+    ) -> None:  # fmt: skip
         """Send one file to the worker."""
         self.task, self.deadline = task, deadline
-        self.conn.send(task[1])
+        self.conn.send((task[1], settings, password))
 
     def poll(self, readable: bool, now: float, settings: IngestSettings) -> ParseResult | None:
         """The result of the file in hand when it is done, failed or out of time (`dead`
@@ -184,14 +215,118 @@ class _Guard:
             )
         assert isinstance(got, ParseResult)
         if got.error is not None and "MemoryError" in str(got.error):
+            self.dead = True  # replaced: a worker that ran out of memory is not reused
             return _failure(path, f"it needs more memory; {_memory(settings)}")
         return got
 
     def stop(self) -> None:
-        """End the worker (killed: it may be stuck in a parser)."""
+        """End the worker (killed: it may be stuck in a parser), with its page readers."""
+        if self.grouped and self.proc.pid is not None:
+            with contextlib.suppress(OSError):  # its own group, once it has made it
+                if os.getpgid(self.proc.pid) == self.proc.pid:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.kill()
         self.proc.join()
         self.conn.close()
+
+
+class _WarmGuards:
+    """Guarded workers kept between files (a start costs over a second: the parsers' imports),
+    by memory limit and niceness; a worker serves one file at a time. Every one is stopped at
+    exit (they are no daemons, so nothing else would)."""
+
+    def __init__(self) -> None:
+        self._idle: dict[tuple[int, int], list[_Guard]] = {}
+        self._live: set[_Guard] = set()
+        self._lock = threading.Lock()
+        self._closing = False
+
+    def take(self, memory_mb: int, nice: int) -> _Guard:
+        """An idle worker, or a new one (perhaps still starting)."""
+        with self._lock:
+            idle = self._idle.get((memory_mb, nice), [])
+            while idle:
+                guard = idle.pop()
+                if guard.proc.is_alive():
+                    return guard
+                self._live.discard(guard)
+                guard.stop()
+            if not self._closing:  # registered after multiprocessing's own: it runs first
+                self._closing = True
+                atexit.register(self.close)
+            guard = _Guard(multiprocessing.get_context("forkserver"), memory_mb, nice, True)
+            self._live.add(guard)
+            return guard
+
+    def give(self, guard: _Guard, keep: int) -> None:
+        """A worker back after its file: kept (at most `keep` idle alike), else stopped (also
+        one whose file is still in hand: the caller gave up on it)."""
+        with self._lock:
+            if not guard.dead and guard.task is None and guard.proc.is_alive():
+                idle = self._idle.setdefault(guard.key, [])
+                if len(idle) < keep:
+                    idle.append(guard)
+                    return
+            self._live.discard(guard)
+        guard.stop()
+
+    def close(self) -> None:
+        """Stop every worker, idle or busy (at exit)."""
+        with self._lock:
+            guards = list(self._live)
+            self._live.clear()
+            self._idle.clear()
+        for g in guards:
+            g.stop()
+
+
+_WARM = _WarmGuards()
+
+
+def isolates(path: Path, settings: IngestSettings) -> bool:
+    """Whether `path` is large enough to be parsed in a worker process at a lower priority
+    (`ingest.isolate_above_kb`): its size on disk, or for a DOCX, PPTX, XLSX or EPUB the size
+    its parts declare they unpack to, is over it."""
+    limit = settings.isolate_above_kb * 1024
+    if limit <= 0:
+        return False
+    try:
+        size = path.stat().st_size
+        if size <= limit and path.suffix.lower() in ARCHIVE_SUFFIXES:
+            with zipfile.ZipFile(path) as book:  # reads the directory only
+                size = max(size, sum(i.file_size for i in book.infolist()))
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False  # the parser reports it
+    return size > limit
+
+
+def parse_isolated(
+    path: Path, settings: IngestSettings, password: str | None, *, nice: int
+) -> ParseResult:
+    """One file parsed by a warm guarded worker of niceness `nice`, within the time and memory
+    limits that are set (`ingest.file_timeout_s`, `ingest.file_memory_mb`)."""
+    guard = _WARM.take(settings.file_memory_mb, nice)
+    try:
+        while not guard.ready:  # starting: not counted against the time limit
+            guard.poll(True, time.monotonic(), settings)
+            if guard.dead:
+                return _failure(path, f"the parser process failed to start; {_memory(settings)}")
+        limit = settings.file_timeout_s
+        now = time.monotonic()
+        try:
+            guard.assign((0, path), settings, password, now + limit if limit > 0 else math.inf)
+        except OSError:  # it ended while idle
+            guard.dead = True
+            return _failure(path, f"the parser process ended; {_memory(settings)}")
+        while True:
+            left = None if guard.deadline == math.inf else max(guard.deadline - now, 0)
+            readable = bool(wait([guard.conn], left))
+            now = time.monotonic()
+            result = guard.poll(readable, now, settings)
+            if result is not None:
+                return result
+    finally:
+        _WARM.give(guard, worker_count(settings))
 
 
 def _memory(settings: IngestSettings) -> str:
@@ -210,9 +345,8 @@ def _parse_guarded(
     inner = settings.model_copy(update={"workers": 1})
     todo = deque(enumerate(paths))
     done: dict[int, ParseResult] = {}
-    guards = [
-        _Guard(context, inner, password) for _ in range(min(worker_count(settings), len(paths)))
-    ]
+    memory = settings.file_memory_mb
+    guards = [_Guard(context, memory) for _ in range(min(worker_count(settings), len(paths)))]
     at = 0
     try:
         while at < len(paths):
@@ -220,7 +354,8 @@ def _parse_guarded(
             for g in guards:
                 if g.ready and g.task is None and todo:
                     limit = settings.file_timeout_s
-                    g.assign(todo.popleft(), now + limit if limit > 0 else math.inf)
+                    deadline = now + limit if limit > 0 else math.inf
+                    g.assign(todo.popleft(), inner, password, deadline)
             soonest = min(g.deadline for g in guards)
             ready = wait(
                 [g.conn for g in guards], None if soonest == math.inf else max(soonest - now, 0)
@@ -238,7 +373,7 @@ def _parse_guarded(
                             path, f"the parser process failed to start; {_memory(settings)}"
                         )
                     g.stop()
-                    guards[k] = _Guard(context, inner, password)
+                    guards[k] = _Guard(context, memory)
             while at in done:
                 yield done.pop(at)
                 at += 1

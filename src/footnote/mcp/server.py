@@ -6,7 +6,8 @@ section, quote, verdict — and the support score:
 - `ask(question, sources?)`: a checked, footnoted answer (or an honest refusal);
 - `search(query, k?, sources?)`: hybrid search hits;
 - `read_block(block_id)`, `read_section(source, section)`: the evidence itself;
-- `graph_ask(graph, question)`: guard-checked text-to-Cypher over a workspace graph;
+- `graph_ask(graph, question, session?)`: guard-checked text-to-Cypher over a workspace graph,
+  in a conversation (`session`: one of the caller's own, from an earlier answer);
 - `research(question, template?, web?)`: a research brief of checked claims citing evidence
   cards (exact quotes), with what is not covered and what was withheld from this caller.
 
@@ -139,6 +140,9 @@ class GraphOutput(BaseModel):
     rows: list[Any]
     reason: str | None = None
     run_id: str | None = None
+    session: str | None = Field(
+        None, description="The conversation: pass it with a follow-up question."
+    )
 
 
 class CardOut(BaseModel):
@@ -363,11 +367,17 @@ def build_server(caller: Caller, admit: Admit | None = None) -> MCPServer:
         )
 
     @server.tool()
-    async def graph_ask(graph: str, question: str, ctx: Context) -> GraphOutput:
-        """Answer from a workspace graph with read-only, guard-checked Cypher."""
+    async def graph_ask(
+        graph: str, question: str, ctx: Context, session: str | None = None
+    ) -> GraphOutput:
+        """Answer from a workspace graph with read-only, guard-checked Cypher.
+
+        `session` (from an earlier answer) continues that conversation: a follow-up such as
+        "and which of them were born after 1960?" is read with its earlier questions.
+        """
         lib = caller(ctx)
         with anticipated(), run_as(lib):
-            out = await lib.agraph_ask(graph, question)
+            out = await lib.agraph_ask(graph, question, session)
         return GraphOutput(
             status=out["status"],
             answer=out["answer"] or "",
@@ -375,6 +385,7 @@ def build_server(caller: Caller, admit: Admit | None = None) -> MCPServer:
             rows=out["rows"],
             reason=out.get("reason"),
             run_id=out.get("run_id"),
+            session=out.get("session"),
         )
 
     @server.tool()

@@ -171,16 +171,32 @@ class RoleModel:
         budget: Budget | None = None,
         run_id: str | None = None,
         cancel: threading.Event | None = None,
+        cache: bool = False,
         **kw: Any,
     ) -> Iterator[str]:
         """Text deltas; usage is recorded when the stream ends, breaks or is closed.
 
         Setting `cancel` (or closing the iterator) stops generation at the next delta.
+        `cache=True` serves an identical temperature-0 call from the response cache as one
+        delta, and stores a stream that ran to its end (never a cancelled or failed one).
         """
         model, note = self._gate(labels)
+        use_cache = cache and self.cache is not None and float(kw.get("temperature", 0.0)) == 0.0
+        key = ResponseCache.key(model.name, messages, {"stream": True, **kw}) if use_cache else ""
+        if use_cache and self.cache is not None and (hit := self.cache.get(key)) is not None:
+            self._record(
+                run_id,
+                model.name,
+                time.monotonic(),
+                tokens_in=hit.tokens_in,
+                tokens_out=hit.tokens_out,
+                cache_hit=True,
+                note=note,
+            )
+            return iter([hit.text] if hit.text else [])
         if budget is not None:
             budget.check()
-        return self._stream(model, note, messages, budget, run_id, cancel, kw)
+        return self._stream(model, note, messages, budget, run_id, cancel, kw, key)
 
     def _stream(
         self,
@@ -191,8 +207,10 @@ class RoleModel:
         run_id: str | None,
         cancel: threading.Event | None,
         kw: dict[str, Any],
+        cache_key: str = "",
     ) -> Iterator[str]:
         t0 = time.monotonic()
+        finished = False
         pieces: list[str] = []
         error: str | None = None
         inner = model.stream(messages, **kw)
@@ -203,6 +221,8 @@ class RoleModel:
                     break
                 pieces.append(piece)
                 yield piece
+            else:
+                finished = True
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             raise
@@ -223,6 +243,11 @@ class RoleModel:
                 error=error,
                 note=note,
             )
+            if finished and error is None and cache_key and self.cache is not None:
+                self.cache.put(
+                    cache_key,
+                    Completion("".join(pieces), tokens_in=tokens_in, tokens_out=tokens_out),
+                )
 
 
 class RoleEmbedder:

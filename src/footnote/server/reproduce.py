@@ -33,10 +33,13 @@ async def source_settings(
     extractor: Annotated[str | None, Query(pattern="^(auto|rules|model|hybrid)$")] = None,
 ) -> Any:
     """Extract the experiment settings of a source the caller may read; every value cites its
-    block or cell and passed the citation checks (traced as a `settings` run)."""
-    table = await settings_table(
-        state.ws, source_id, extractor=extractor, user_groups=user.groups, user_id=user.id
-    )
+    block or cell and passed the citation checks (traced as a `settings` run, which passes
+    the run quotas and counts as in flight until it ends)."""
+    state.quotas.start_run(user.id)
+    with state.hub.hold(user.id):
+        table = await settings_table(
+            state.ws, source_id, extractor=extractor, user_groups=user.groups, user_id=user.id
+        )
     if format == "json":
         return table.to_dict()
     if format == "config":

@@ -5,6 +5,7 @@ visible to its owner only (404 for anyone else)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
@@ -33,10 +34,15 @@ class ResearchCreate(BaseModel):
     template: str | None = Field(
         None, description="players, market_size, regulation, trends, literature_review"
     )
-    web: bool = True
+    web: bool | None = Field(
+        None, description="Search the web (default: when a web provider is configured)"
+    )
     mode: Literal["brief", "baseline"] | None = None
     budget_tokens: int | None = Field(None, ge=1)
     budget_minutes: float | None = Field(None, gt=0)
+    source_ids: list[str] | None = Field(
+        None, description="Library sources to draw on (default: the whole library; [] none)"
+    )
     confirm: bool = False
     outline: dict[str, Any] | None = None
 
@@ -59,17 +65,43 @@ class ResearchOut(BaseModel):
     updated_at: str
     stream_url: str
     brief_url: str
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="template, mode, web, budget_tokens, budget_minutes, source_ids (None: "
+        "the whole library) and the budget used so far (`used`)",
+    )
+
+
+class ResearchOptions(BaseModel):
+    """What a research form may offer: web search only with a provider, the default budgets."""
+
+    web: bool
+    web_providers: list[str]
+    budget_tokens: int
+    budget_minutes: float
+
+
+_SHOWN_OPTIONS = ("template", "mode", "web", "budget_tokens", "budget_minutes", "source_ids")
 
 
 def _out(state: ServerState, rec: ResearchRecord) -> ResearchOut:
     from footnote.workspace.research import research_store
 
+    options = {k: rec.options.get(k) for k in _SHOWN_OPTIONS}
+    options["used"] = rec.options.get("used", {})
     return ResearchOut(
         id=rec.id, state=rec.state, question=rec.question,
         outline=research_store(state.ws).get_artifact(rec.id, "outline"),
         created_at=rec.created_at, updated_at=rec.updated_at,
         stream_url=f"/v1/runs/{rec.id}/events", brief_url=f"/v1/research/{rec.id}/brief",
+        options=options,
     )  # fmt: skip
+
+
+def _providers(state: ServerState) -> list[str]:
+    from footnote.workspace.research import web_providers
+
+    return web_providers(state.settings.research, state.deps.research)
 
 
 def own_research(state: ServerState, user: User, run_id: str) -> ResearchRecord:
@@ -99,14 +131,20 @@ def _start(state: ServerState, user: User, run_id: str) -> None:
 
 @router.post("", status_code=201, response_model=ResearchOut)
 async def create_research(body: ResearchCreate, state: State, user: Caller) -> ResearchOut:
-    """Propose an outline for a question (nothing is searched until it is confirmed)."""
+    """Propose an outline for a question (nothing is searched until it is confirmed). Web
+    search is asked for only where a provider is configured (422 otherwise)."""
     from footnote.workspace.research import confirm_outline, research_store, start_research
 
-    try:
-        run_id, _ = start_research(
-            state.ws, body.question, template=body.template, web=body.web,
+    offered = bool(_providers(state))
+    if body.web and not offered:
+        raise ApiError(422, "no web search provider is configured (research.search_url, "
+                       "research.scholarly): ask with web false")  # fmt: skip
+    try:  # in a thread: with `research.planner` on, proposing the outline is a model call
+        run_id, _ = await asyncio.to_thread(
+            start_research, state.ws, body.question, template=body.template,
+            web=offered if body.web is None else body.web,
             budget_tokens=body.budget_tokens, budget_minutes=body.budget_minutes, mode=body.mode,
-            user_id=user.id, user_groups=user.groups,
+            user_id=user.id, user_groups=user.groups, source_ids=body.source_ids,
         )  # fmt: skip
         if body.confirm:
             confirm_outline(state.ws, run_id, body.outline)
@@ -128,6 +166,16 @@ async def list_research(state: State, user: Caller, limit: int = 50) -> list[Res
         _out(state, r)
         for r in research_store(state.ws).list_research(user.id, max(1, min(limit, 200)))
     ]
+
+
+@router.get("/options", response_model=ResearchOptions)
+async def research_options(state: State, user: Caller) -> ResearchOptions:
+    """What the research form offers this caller: web search (only with a provider
+    configured) and the default budgets (a restricted caller may ask for less, never more)."""
+    cfg = state.settings.research
+    providers = _providers(state)
+    return ResearchOptions(web=bool(providers), web_providers=providers,
+                           budget_tokens=cfg.budget_tokens, budget_minutes=cfg.budget_minutes)  # fmt: skip
 
 
 @router.get("/{run_id}", response_model=ResearchOut)

@@ -235,17 +235,21 @@ class RunHub:
             self._emit(live, Error("internal", "the run failed: internal error (see the trace "
                                    "and the server log)"))  # fmt: skip
         finally:
-            if not live.done:
-                self._emit(live, Done())
-            self._flush(live)
-            if not live.abandoned:  # else the replica that closed it recorded the ending
-                self.runs.finish(live.run_id, status, live.output)
-            if self.relay is not None:
-                with contextlib.suppress(Exception):
-                    self.relay.release(live.run_id, live.user_id)
-            live.finished = True
-            self.live.pop(live.run_id, None)
-            live.changed.set()
+            try:
+                if not live.done:
+                    self._emit(live, Done())
+                self._flush(live)
+                if not live.abandoned:  # else the replica that closed it recorded the ending
+                    self.runs.finish(live.run_id, status, live.output)
+            except Exception:  # the ending could not be recorded: logged; the slot is freed
+                log.exception("run %s: recording its ending failed", live.run_id)
+            finally:
+                if self.relay is not None:
+                    with contextlib.suppress(Exception):
+                        self.relay.release(live.run_id, live.user_id)
+                live.finished = True
+                self.live.pop(live.run_id, None)
+                live.changed.set()
 
     def close_orphan(self, run_id: str) -> None:
         """End the stored stream of a run a previous process left unfinished: an `error`

@@ -141,4 +141,10 @@ class SourceOut(BaseModel):
     )
     public: bool = Field(False, description="Readable by everyone.")
     can_delete: bool = Field(False, description="Whether the caller may delete it.")
+    version: int | None = Field(
+        None, description="Its version among its owner's uploads (or files) of the same name."
+    )
+    unchanged: bool = Field(
+        False, description="An upload of bytes already stored: this is that record, unchanged."
+    )
     error: str | None = None

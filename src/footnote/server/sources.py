@@ -23,8 +23,17 @@ from footnote.ingest import SUPPORTED_SUFFIXES, formats_text, supported_formats
 from footnote.labels import normalise_labels
 from footnote.server.auth import current_user
 from footnote.server.errors import ApiError, error_body, not_found
+from footnote.server.ingest_queue import Upload
 from footnote.server.schemas import SourceOut
 from footnote.server.state import IngestJob, ServerState, get_state
+from footnote.server.upload_tickets import (
+    TICKET,
+    attempt_error,
+    exhausted,
+    give_up,
+    read_ticket,
+    write_ticket,
+)
 from footnote.store import SourceRecord
 from footnote.store.records import User
 from footnote.types import (
@@ -35,7 +44,7 @@ from footnote.types import (
     scoped_source_id,
     shared_with,
 )
-from footnote.workspace.core import UPLOAD_TICKET
+from footnote.workspace.jobs import ingest_guard
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/sources", tags=["sources"])
@@ -87,6 +96,7 @@ def _out(state: ServerState, record: SourceRecord, user: User) -> SourceOut:
         pages=s.pages, blocks=record.blocks, lang=s.lang, labels=list(s.labels),
         acl_groups=list(s.acl_groups), owner=s.owner or None, shared_with=list(shared_with(s)),
         public=not s.acl_groups, can_delete=deletable_by(s, user.id, admin=user.admin),
+        version=s.version,
     )  # fmt: skip
 
 
@@ -99,7 +109,9 @@ def _index_state(
     if missing == 0:
         return "ready", None
     job = state.queue.status(job_id(record.source.id))
-    if job is not None and job.state in ("queued", "running"):
+    if state.ingest.holds(record.source.id) or (
+        job is not None and job.state in ("queued", "running")
+    ):
         return "processing", None
     return "failed", (
         f"{missing} of {record.blocks} blocks are not indexed; upload the file again to resume"
@@ -154,27 +166,18 @@ async def upload_source(
         source_id = scoped_source_id(sha, owner, acl, label_list)
         known = state.ws.store.get_source(source_id)
         if known is not None:  # the same bytes, owner and visibility: this user's own record
-            return _out(state, known, user)
-        final = state.ws.dir / "uploads" / source_id / name
-        final.parent.mkdir(parents=True, exist_ok=True)
-        path.replace(final)
+            return _out(state, known, user).model_copy(update={"unchanged": True})
+        final = state.ws.upload_dir(source_id) / name
         ticket = {"user_id": user.id, "owner": owner, "labels": label_list, "groups": groups,
-                  "public": is_public, "filename": name}  # fmt: skip
-        _write_ticket(final.parent, ticket)  # acknowledged: a restart resumes it
+                  "public": is_public, "filename": name, "attempts": 0}  # fmt: skip
+        with ingest_guard(state.ws, source_id):  # not while a deletion of it runs
+            final.parent.mkdir(parents=True, exist_ok=True)
+            path.replace(final)
+            write_ticket(final.parent, ticket)  # acknowledged: a restart resumes it
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _start(state, source_id, final, ticket)
     return SourceOut(id=source_id, status="processing", filename=name)
-
-
-TICKET = UPLOAD_TICKET
-"""Beside each upload: who sent it and how to ingest it, so an interrupted ingest resumes."""
-
-
-def _write_ticket(folder: Path, ticket: dict[str, Any]) -> None:
-    tmp = folder / (TICKET + ".tmp")
-    tmp.write_text(json.dumps(ticket))
-    tmp.replace(folder / TICKET)
 
 
 def job_id(source_id: str) -> str:
@@ -182,46 +185,68 @@ def job_id(source_id: str) -> str:
     return f"upload-{source_id}"
 
 
+def versions_uri(state: ServerState, filename: str) -> str:
+    """The name an upload's versions share: its file name under `<workspace>/uploads` (with the
+    owner, `Source.uri` links versions: the same user's same file name, changed, is a new one)."""
+    return str(state.ws.dir / "uploads" / filename)
+
+
 def _start(state: ServerState, source_id: str, path: Path, ticket: dict[str, Any]) -> None:
-    """Queue the upload's ingest job (again, when an earlier one finished without indexing it)."""
+    """Queue the upload behind its user's others; its ingest job is submitted when its turn
+    comes (again, when an earlier one finished without indexing it)."""
     state.jobs[source_id] = IngestJob(source_id, path.name, ticket["user_id"])
     payload = {"paths": [str(path)], "labels": list(ticket["labels"]),
                "acl_groups": list(ticket["groups"]), "owner": ticket["owner"],
                "public": bool(ticket["public"]), "user_id": ticket["user_id"],
-               "filename": path.name}  # fmt: skip
-    state.queue.submit("ingest", payload, job_id=job_id(source_id), rerun=True)
+               "filename": path.name, "upload": source_id,
+               "uri": versions_uri(state, path.name)}  # fmt: skip
+    state.ingest.add(Upload(source_id, str(ticket["user_id"]), job_id(source_id), payload))
     state.ensure_worker()
 
 
-def _job_state(state: ServerState, source_id: str) -> tuple[str, str | None] | None:
-    """(`processing` | `ready` | `failed`, error) of the upload's ingest job, or None."""
-    rec = state.queue.status(job_id(source_id))
-    if rec is None:
+def _upload_state(state: ServerState, source_id: str) -> tuple[str, str | None] | None:
+    """(`processing` | `ready` | `failed`, error) of a kept upload, or None when it has no
+    ticket (deleted, or never kept). Waiting for its turn or in flight is `processing`; given
+    up (`UPLOAD_ATTEMPTS`) is `failed` with the last reason; else its job's state says."""
+    ticket = read_ticket(state.ws, source_id)
+    if ticket is None:
         return None
+    if state.ingest.holds(source_id):
+        return "processing", None
+    if ticket.get("gave_up"):
+        return "failed", str(ticket.get("error") or "not ingested")
+    rec = state.queue.status(job_id(source_id))
+    if rec is None:  # its turn has not come (on the replica that took it)
+        return "processing", None
     if rec.state in ("queued", "running"):
         return "processing", None
     if rec.state == "failed":
         log.warning("ingest job %s failed: %s", rec.id, rec.error)
-        return "failed", "internal error while ingesting (see the server log)"
-    failed = [f for f in (rec.result or {}).get("files", []) if f.get("outcome") == "failed"]
-    return ("failed", failed[0].get("error")) if failed else ("ready", None)
+    error = attempt_error(rec)
+    return ("failed", error) if error else ("ready", None)
 
 
 def resume_uploads(state: ServerState) -> int:
     """Restart the ingestion of acknowledged uploads a previous process did not finish (not
-    stored, or stored but not fully indexed); how many were restarted."""
+    stored, or stored but not fully indexed); how many were restarted. An upload whose
+    `UPLOAD_ATTEMPTS` attempts were all started is not: it stays listed as failed."""
     n = 0
-    for ticket_path in sorted((state.ws.dir / "uploads").glob(f"*/{TICKET}")):
-        folder = ticket_path.parent
-        try:
-            ticket = json.loads(ticket_path.read_text())
-            path = folder / ticket["filename"]
-        except (OSError, ValueError, KeyError):
+    for ticket_file in sorted((state.ws.dir / "uploads").glob(f"*/{TICKET}")):
+        folder = ticket_file.parent
+        ticket = read_ticket(state.ws, folder.name)
+        if ticket is None or "filename" not in ticket:
             continue
+        path = folder / str(ticket["filename"])
         record = state.ws.store.get_source(folder.name)
-        if path.is_file() and (record is None or not state.ws.indexer.is_indexed(folder.name)):
-            _start(state, folder.name, path, ticket)
-            n += 1
+        if not path.is_file() or (record and state.ws.indexer.is_indexed(folder.name)):
+            continue
+        if exhausted(ticket):
+            give_up(state.ws, folder.name, ticket)
+            state.queue.cancel(job_id(folder.name))  # a lost worker's job is not reaped back
+            state.jobs[folder.name] = IngestJob(folder.name, path.name, str(ticket["user_id"]))
+            continue
+        _start(state, folder.name, path, ticket)
+        n += 1
     return n
 
 
@@ -266,9 +291,12 @@ async def list_sources(state: State, user: Caller) -> list[SourceOut]:
     out = [_out(state, r, user) for r in state.ws.store.list_sources() if visible(user, r)]
     ready = {s.id for s in out}
     for j in list(state.jobs.values()):
-        if j.user_id != user.id or j.source_id in ready:
+        if j.user_id != user.id or j.source_id in ready or state.ws.store.get_source(j.source_id):
+            continue  # stored: listed above, or an older version
+        upload = _upload_state(state, j.source_id)
+        if upload is None:  # deleted
             continue
-        status, error = _job_state(state, j.source_id) or ("failed", "the upload was lost")
+        status, error = upload
         out.append(SourceOut(id=j.source_id, status="processing" if status == "ready" else status,
                              filename=j.filename, error=error))  # fmt: skip
     return out
@@ -282,47 +310,49 @@ async def get_source(source_id: str, state: State, user: Caller) -> SourceOut:
         if not visible(user, record):
             raise not_found("source")
         return _out(state, record, user)
-    rec = state.queue.status(job_id(source_id))  # queued by any replica sharing the queue
-    if rec is None or rec.payload.get("user_id") != user.id:
+    ticket = read_ticket(state.ws, source_id)  # kept by any replica sharing the workspace
+    if ticket is None or ticket.get("user_id") != user.id:
         raise not_found("source")
-    if not (state.ws.upload_dir(source_id) / TICKET).is_file():  # deleted (or never kept)
-        raise not_found("source")
-    status, error = _job_state(state, source_id) or ("processing", None)
+    status, error = _upload_state(state, source_id) or ("processing", None)
     return SourceOut(id=source_id, status=status if status == "failed" else "processing",
-                     filename=str(rec.payload.get("filename", "")), error=error)  # fmt: skip
+                     filename=str(ticket.get("filename", "")), error=error)  # fmt: skip
 
 
-def _failed_upload_of(state: ServerState, user: User, source_id: str) -> bool:
-    """Whether `source_id` is the caller's own upload whose ingestion failed (never stored)."""
-    rec = state.queue.status(job_id(source_id))
-    if rec is None or rec.payload.get("user_id") != user.id:
-        return False
-    return (_job_state(state, source_id) or ("failed", None))[0] == "failed"
+def _own_upload(state: ServerState, user: User, source_id: str) -> bool:
+    """Whether `source_id` is a kept upload of the caller (waiting, processing or failed)."""
+    ticket = read_ticket(state.ws, source_id)
+    return ticket is not None and ticket.get("user_id") == user.id
+
+
+def _cancel_upload(state: ServerState, source_id: str) -> None:
+    """Stop an upload wherever it is (waiting for its turn: dropped; in flight: its job
+    cancelled, its output discarded) and remove its kept file and ticket."""
+    state.ingest.cancel(source_id)
+    state.queue.cancel(job_id(source_id))
+    with ingest_guard(state.ws, source_id):  # never between the task's check and its store
+        shutil.rmtree(state.ws.upload_dir(source_id), ignore_errors=True)
+    state.jobs.pop(source_id, None)
 
 
 def _delete(state: ServerState, source_id: str) -> None:
-    from footnote.workspace.jobs import ingest_guard
-
-    with ingest_guard(state.ws):  # not while a job of this process ingests
+    _cancel_upload(state, source_id)
+    with ingest_guard(state.ws, source_id):  # another upload's ingest never holds this one
         state.ws.delete_source(source_id)
 
 
 @router.delete("/{source_id}", status_code=204)
 async def delete_source(source_id: str, state: State, user: Caller) -> Response:
     """Delete a source, its blocks and index entries, and its kept upload with its ingest job
-    (cancelled: a retry or a restart never brings it back) — its owner or an admin only."""
+    (cancelled: a retry or a restart never brings it back) — its owner or an admin only. The
+    uploader's own upload that is still waiting, processing or failed is cancelled and removed
+    the same way; a deletion never waits for another upload's ingest."""
     record = state.ws.store.get_source(source_id)
-    if record is None and _failed_upload_of(state, user, source_id):
-        state.queue.cancel(job_id(source_id))
-        shutil.rmtree(state.ws.upload_dir(source_id), ignore_errors=True)  # ticket and file
-        state.jobs.pop(source_id, None)
+    if record is None and _own_upload(state, user, source_id):
+        await asyncio.to_thread(_cancel_upload, state, source_id)
         return Response(status_code=204)
     if record is None or not visible(user, record):
         raise not_found("source")
     if not deletable_by(record.source, user.id, admin=user.admin):
         raise ApiError(403, "only the source's owner or an admin may delete it")
-    state.queue.cancel(job_id(source_id))
-    async with state.ingest_lock:
-        await asyncio.to_thread(_delete, state, source_id)
-    state.jobs.pop(source_id, None)
+    await asyncio.to_thread(_delete, state, source_id)
     return Response(status_code=204)

@@ -15,10 +15,12 @@ from footnote.errors import UsageError
 from footnote.jobs import JobQueue, Worker
 from footnote.pipelines.memory import ConversationMemory, MessageWindow
 from footnote.server.errors import ApiError
+from footnote.server.ingest_queue import FairIngest
 from footnote.server.job_runs import JobRuns
 from footnote.server.quotas import Quotas, RedisQuotas
 from footnote.server.relay import ALL_USERS, RedisRelay
 from footnote.server.runner import RunHub
+from footnote.server.upload_tickets import scheduler
 from footnote.store.base import AuthStore, ChatStore, EventStore, FeedbackStore, RunStore
 from footnote.workspace import Workspace
 from footnote.workspace.chat import AskFn
@@ -75,10 +77,11 @@ class ServerState:
     """The job queue of `jobs.url` (uploads are ingested as `ingest` jobs)."""
     job_runs: JobRuns
     """Research runs the queue executes (`server.research_jobs`)."""
+    ingest: FairIngest
+    """Uploads waiting for (or holding) one of `server.ingest_workers` slots, per user in turn."""
     jobs: dict[str, IngestJob] = field(default_factory=dict)
     worker: Worker | None = None
     """This process's own workers on the queue (`jobs.server_threads`), once started."""
-    ingest_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     tool_cache: dict[str, tuple[float, str]] = field(default_factory=dict)
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     starting: set[tuple[str, str]] = field(default_factory=set)
@@ -140,7 +143,8 @@ class ServerState:
             if hub.relay is not None
             else Quotas(ws.settings.server, in_flight)
         )
-        return cls(ws, deps, hub, memory, window, quotas, queue, job_runs)
+        ingest = scheduler(ws, queue, ws.settings.server.ingest_workers)
+        return cls(ws, deps, hub, memory, window, quotas, queue, job_runs, ingest)
 
     @contextlib.contextmanager
     def admit_run(self, user_id: str) -> Iterator[None]:
@@ -162,14 +166,18 @@ class ServerState:
         return (relay is not None and relay.alive(run_id)) or self.job_runs.alive(run_id)
 
     def ensure_worker(self) -> None:
-        """Start this process's job workers unless `jobs.server_threads` is 0 (or they run)."""
+        """Start this process's job workers unless `jobs.server_threads` is 0 (or they run):
+        at least `server.ingest_workers` threads, so every upload given a slot runs; and the
+        upload scheduler."""
         threads = self.settings.jobs.server_threads
         if self.worker is None and threads > 0:
-            self.worker = self.queue.worker(threads)
+            self.worker = self.queue.worker(max(threads, self.settings.server.ingest_workers))
             self.worker.start()
+        self.ingest.start()
 
     def stop_worker(self) -> None:
         """Stop taking jobs (a job running now is left to finish, or to be retried)."""
+        self.ingest.stop()
         if self.worker is not None:
             self.worker.stop(graceful=False)
             self.worker = None

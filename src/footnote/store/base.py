@@ -294,8 +294,8 @@ class ResearchStore(Protocol):
         """A research run, or None."""
         ...
 
-    def list_research(self, user_id: str, limit: int = 50) -> list[ResearchRecord]:
-        """The user's research runs, newest first."""
+    def list_research(self, user_id: str | None, limit: int = 50) -> list[ResearchRecord]:
+        """The user's research runs (every user's with None: the operator), newest first."""
         ...
 
     def set_research_state(

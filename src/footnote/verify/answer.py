@@ -187,59 +187,21 @@ class AnswerBuilder:
 
     def build(self, *, nearest: Sequence[Hit], usage: Usage) -> Answer:
         """The final answer object. Without a supported sentence that answers the question it
-        is a refusal that shows no answer sentence (what was found goes to the nearest passages)."""
+        is a refusal that shows no answer sentence (what was found goes to the nearest passages).
+        With `answering.responsive` off (the pipeline before issue #29, kept for measurement)
+        every kept sentence answers, and a refusal shows its weak sentences, marked."""
         status: AnswerStatus = "answered"
         reason = None
-        if not self.responsive:
-            return self._build_supported_only(nearest, usage)
         if not self.has_supported():
             status = "weak_evidence"
-            sentences: list[Sentence] = []
-            if self.unresponsive:
-                reason = (
-                    "evidence was found, but no checked sentence answers the question asked ("
-                    + "; ".join(self.unresponsive[:2])
-                    + ")"
-                )
-            elif any(k.answers for k in self.best if is_factual(k.sentence.text)):
-                reason = "evidence was found, but it only weakly supports an answer"
-            elif self.refused_by_model:
-                reason = "evidence was found, but none of it answers the question"
-            else:
-                reason = "evidence was found, but no answer sentence passed the citation checks"
-            nearest = _with_cited(nearest, self.best)
+            sentences = [] if self.responsive else [self._sentence(k) for k in self.best]
+            reason = self._refusal_reason(shown=bool(sentences))
+            if self.responsive:
+                nearest = _with_cited(nearest, self.best)
         else:
             sentences = [self._sentence(k) for k in self.best]
-            sentences += self._unanswered_parts()
-            note = self._premise_note()
-            if note is not None:
-                sentences.append(note)
-        board = _board(sentences)
-        return Answer(
-            self.question,
-            status,
-            tuple(sentences),
-            support_score=support_score(sentences),
-            reason=reason,
-            evidence_board=board,
-            nearest=tuple(nearest) if status != "answered" else (),
-            usage=usage,
-        )
-
-    def _build_supported_only(self, nearest: Sequence[Hit], usage: Usage) -> Answer:
-        """The answer as built before issue #29: weak sentences shown, marked, on a refusal."""
-        sentences = [self._sentence(k) for k in self.best]
-        status: AnswerStatus = "answered"
-        reason = None
-        if not any(k.supported for k in self.best):
-            status = "weak_evidence"
-            if sentences:
-                reason = "evidence was found, but it only weakly supports this answer"
-            elif self.refused_by_model:
-                reason = "evidence was found, but none of it answers the question"
-            else:
-                reason = "evidence was found, but no answer sentence passed the citation checks"
-        else:
+            if self.responsive:
+                sentences += self._unanswered_parts()
             note = self._premise_note()
             if note is not None:
                 sentences.append(note)
@@ -253,6 +215,22 @@ class AnswerBuilder:
             nearest=tuple(nearest) if status != "answered" else (),
             usage=usage,
         )
+
+    def _refusal_reason(self, *, shown: bool) -> str:
+        """Why no answer is given (`shown`: weak sentences are shown, marked)."""
+        if shown:
+            return "evidence was found, but it only weakly supports this answer"
+        if self.unresponsive:
+            return (
+                "evidence was found, but no checked sentence answers the question asked ("
+                + "; ".join(self.unresponsive[:2])
+                + ")"
+            )
+        if self.responsive and any(k.answers for k in self.best if is_factual(k.sentence.text)):
+            return "evidence was found, but it only weakly supports an answer"
+        if self.refused_by_model:
+            return "evidence was found, but none of it answers the question"
+        return "evidence was found, but no answer sentence passed the citation checks"
 
     def _unanswered_parts(self) -> list[Sentence]:
         """For a multi-part question, each part no kept sentence answers, said as such."""

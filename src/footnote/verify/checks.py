@@ -40,6 +40,7 @@ from footnote.textnorm import (
     contains,
     normalise,
     quantities,
+    stem_inflected,
     tokens,
     unmatched_numbers,
 )
@@ -247,13 +248,6 @@ def negations(text: str) -> Counter[str]:
     return Counter(t for t, neg in _polar_tokens(text) if neg)
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            return word[: -len(suffix)]
-    return word
-
-
 def _polarity(text: str) -> tuple[set[str], set[str], bool]:
     """The content words a negation governs (the first after it), the other content words
     (stemmed), and whether the text negates anything at all."""
@@ -264,7 +258,7 @@ def _polarity(text: str) -> tuple[set[str], set[str], bool]:
         if neg:
             pending = any_negation = True
         elif t not in _STOP and not t.replace(".", "").isdigit():
-            (negated if pending else plain).add(_stem(t))
+            (negated if pending else plain).add(stem_inflected(t))
             pending = False
     return negated, plain, any_negation
 

@@ -15,13 +15,21 @@ score is the share of the composer's factual sentences that passed — never a c
 from __future__ import annotations
 
 import json
+import logging
 import re
+import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from footnote.store.graph.base import GraphRows, GraphSpec
-from footnote.textnorm import QUESTION_WORDS_EN, STOP_WORDS_EN
+from footnote.textnorm import (
+    CJK_RUN_RE,
+    QUESTION_WORDS_EN,
+    STOP_WORDS_EN,
+    STOP_WORDS_ZH,
+    stem_inflected,
+)
 from footnote.types import Block, Citation, Sentence, Verdict
 from footnote.verify.checks import CitationCheck, Judge, Thresholds
 from footnote.verify.draft import Draft, DraftSentence
@@ -30,7 +38,8 @@ from footnote.verify.gate import check_draft
 from footnote.verify.values import VALUE_KINDS, dates_in, names_in
 
 __all__ = [
-    "GraphVerdict", "SentenceCheck", "ShownRows", "check_graph_sentence", "content_words",
+    "GraphVerdict", "SentenceCheck", "ShownRows", "check_graph_sentence", "cjk_content_words",
+    "content_words",
     "dates_in", "names_in", "row_id", "row_text", "schema_words", "unsupported_words",
     "value_text", "verify_graph_answer",
 ]  # fmt: skip
@@ -45,6 +54,17 @@ FRAME_WORDS = STOP_WORDS_EN | QUESTION_WORDS_EN | frozenset(
      "november", "december"}
 )  # fmt: skip
 """Function words and the words of framing an answer: never a claim about the rows."""
+CJK_FRAME_CHARS = frozenset(
+    "的了是在和与及或也都而其该这那于为年月日号共有个部位名过被把将由从向对等并就又之以所但他她它们中"
+)
+"""Chinese characters that frame a sentence ("出生于…年"): never a claim on their own."""
+CJK_FRAME_WORDS = STOP_WORDS_ZH | frozenset(
+    {"分别", "包括", "共有", "一共", "总共", "如下", "以下", "结果", "答案", "查询", "记录",
+     "显示", "根据", "数据", "之一", "还有", "它们", "她们"}
+)  # fmt: skip
+"""Chinese function words and the words of framing an answer."""
+_jieba_lock = threading.Lock()
+_jieba: Any = None
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
@@ -223,14 +243,6 @@ def schema_words(spec: GraphSpec) -> frozenset[str]:
     return frozenset(w for n in names for w in _split_name(n))
 
 
-def _stem(word: str) -> str:
-    w = word.lower()
-    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            return w[: -len(suffix)] + repl
-    return w
-
-
 def content_words(text: str) -> list[str]:
     """The Latin-script words of `text` that could carry a claim (not function words)."""
     words = (w.lower() for w in _LATIN_WORD.findall(text))
@@ -238,7 +250,7 @@ def content_words(text: str) -> list[str]:
 
 
 def _known(word: str, stems: set[str]) -> bool:
-    st = _stem(word)
+    st = stem_inflected(word)
     if st in stems:
         return True
     return len(st) >= 4 and any(
@@ -248,10 +260,66 @@ def _known(word: str, stems: set[str]) -> bool:
 
 def unsupported_words(sentence: str, known: str, vocabulary: Collection[str] = ()) -> list[str]:
     """Content words of `sentence` found neither in the text `known` (question, cited rows,
-    query parameters) nor in `vocabulary` (the schema's words), compared by a light stem
-    (`directed` ~ `DIRECTED`, `films` ~ `film`). Only Latin-script words are checked."""
-    stems = {_stem(w) for w in _WORD.findall(known)} | {_stem(v) for v in vocabulary}
-    return list(dict.fromkeys(w for w in content_words(sentence) if not _known(w, stems)))
+    query parameters) nor in `vocabulary` (the schema's words): Latin-script words compared by
+    a light stem (`directed` ~ `DIRECTED`, `films` ~ `film`), Chinese as jieba words
+    (`unsupported_cjk_words`)."""
+    stems = {stem_inflected(w) for w in _WORD.findall(known)} | {stem_inflected(v) for v in vocabulary}
+    latin = [w for w in content_words(sentence) if not _known(w, stems)]
+    cjk = unsupported_cjk_words(sentence, "\n".join([known, *vocabulary]))
+    return list(dict.fromkeys(latin + cjk))
+
+
+def _segmenter() -> Any:
+    global _jieba
+    with _jieba_lock:
+        if _jieba is None:
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            _jieba = jieba
+    return _jieba
+
+
+def _claims(word: str) -> bool:
+    return (
+        len(word) >= 2
+        and CJK_RUN_RE.fullmatch(word) is not None
+        and word not in CJK_FRAME_WORDS
+        and not all(c in CJK_FRAME_CHARS for c in word)
+    )
+
+
+def cjk_content_words(text: str) -> list[str]:
+    """The jieba words of `text`'s Chinese runs that could carry a claim (two characters or
+    more; not function or framing words)."""
+    return [w for run in CJK_RUN_RE.findall(text) for w in _segmenter().cut(run) if _claims(w)]
+
+
+def unsupported_cjk_words(sentence: str, known: str) -> list[str]:
+    """The jieba words of `sentence` with a character that no stretch (two characters or
+    more) of `known` covers — words, not characters: 湖红 is no word of 红河 and 蓝湖 though
+    each character is there. A compound is reported by its uncovered part (喜剧电影 → 喜剧);
+    a name that jieba cut oddly (斯通出 / 生于) passes when the text around it is known."""
+    if CJK_RUN_RE.search(sentence) is None:
+        return []
+    covered = [not CJK_RUN_RE.match(c) or c in CJK_FRAME_CHARS for c in sentence]
+    for i in range(len(sentence) - 1):
+        for j in range(i + 2, min(len(sentence), i + 16) + 1):
+            if sentence[i:j] not in known:
+                break
+            covered[i:j] = [True] * (j - i)
+    jieba = _segmenter()
+    out: list[str] = []
+    for word, a, b in jieba.tokenize(sentence):
+        if not _claims(word) or all(covered[a:b]):
+            continue
+        parts = [p for p in jieba.cut_for_search(word) if p != word and _claims(p)]
+        missed = [
+            p for p in parts if not all(covered[a + word.find(p) : a + word.find(p) + len(p)])
+        ]
+        out += missed or [word]
+    return out
 
 
 def _with_words(

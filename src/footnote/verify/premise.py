@@ -26,6 +26,7 @@ from footnote.textnorm import (
     quantities,
     same_quantity,
     split_sentences,
+    stem,
     tokens,
 )
 from footnote.verify.checks import content_tokens
@@ -195,11 +196,6 @@ def _same_noun(a: str, b: str) -> bool:
     if CJK_RE.match(a) or CJK_RE.match(b):
         short, long = sorted((a, b), key=len)
         return len(short) >= 2 and long.endswith(short)
-    return _stem(a) == _stem(b)
+    return stem(a) == stem(b)
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ies", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from footnote.textnorm import text_lang, tokens
+from footnote.textnorm import stem, text_lang, tokens
 
 AnswerType = Literal[
     "count",
@@ -320,23 +320,6 @@ _RESTRICTIVE_EN = frozenset(
 _RESTRICTIVE_ZH = frozenset({"每", "平均", "其中", "该类", "此类", "这类", "仅", "只有", "中位数"})
 
 
-def stem(word: str) -> str:
-    """A crude English stem (plural and common suffixes) for matching nouns across forms."""
-    w = word.lower()
-    if w.endswith(("ss", "us", "is")):
-        return w
-    for suffix in ("ies", "sses", "es", "s"):
-        if w.endswith(suffix) and len(w) > len(suffix) + 2:
-            if suffix == "ies":
-                return w[:-3] + "y"
-            if suffix == "sses":
-                return w[:-2]
-            if suffix == "es" and not w.endswith(("ches", "shes", "xes", "zes")):
-                return w[:-1]
-            return w[: -len(suffix)]
-    return w
-
-
 def qualifiers_in(text: str) -> tuple[str, ...]:
     """The scope qualifiers a text states (English by word boundaries, Chinese by substring)."""
     low = " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "
@@ -374,6 +357,17 @@ def _asks(piece: str) -> bool:
         or _YES_NO_EN.match(piece)
         or re.search(r"多少|什么|哪|几|为何|为什么|如何|怎样|吗|是否", piece)
     )
+
+
+_WH_ZH = re.compile(r"什么|哪|怎么|怎样|如何|为什么|为何|多少|几|谁|何时|何种|何处")
+
+
+def is_open_question(question: str) -> bool:
+    """Asked with a question word and not as a yes/no question ("In what order …?", "按什么
+    …排列？"): whatever its answer type, "Yes" or "No" does not answer it."""
+    if _YES_NO_EN.search(question) or _YES_NO_ZH.search(question):
+        return False
+    return bool(_WH.search(question) or _WH_ZH.search(question))
 
 
 def analyse_question(question: str) -> QuestionAnalysis:

@@ -21,14 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from footnote.numbers import Quantity
-from footnote.textnorm import has_cjk, quantities, tokens
+from footnote.textnorm import has_cjk, quantities, stem, tokens
 from footnote.verify.checks import content_tokens, is_yes_no
 from footnote.verify.question import (
     VALUE_TYPES,
     QuestionAnalysis,
+    is_open_question,
     qualifiers_in,
     restrictive,
-    stem,
 )
 
 _TIME_WORDS = re.compile(
@@ -291,11 +291,15 @@ def check_responsive(
     whole cited texts (where its value's noun and qualifiers are read); `shown`: every passage
     shown to the model (for the own-knowledge check; skipped when empty)."""
     s = sentence.strip()
-    if is_yes_no(s) and analysis.answer_type not in ("yes_no", "other"):
-        return Finding(
-            f"a yes/no answer to a question that asks for a {analysis.answer_type.replace('_', ' ')}",
-            hard=True,
-        )
+    if is_yes_no(s) and analysis.answer_type != "yes_no":
+        if analysis.answer_type != "other":
+            return Finding(
+                "a yes/no answer to a question that asks for a "
+                + analysis.answer_type.replace("_", " "),
+                hard=True,
+            )
+        if is_open_question(question):
+            return Finding("a yes/no answer to a question that is not a yes/no question", hard=True)
     if echoes_question(s, question):
         return Finding("the sentence restates the question and adds nothing", hard=True)
     if shown:

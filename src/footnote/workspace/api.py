@@ -356,24 +356,19 @@ class Library:
 
         return [s.name for s in visible_graphs(self.workspace, self.user.groups)]
 
-    async def agraph_ask(self, graph: str, question: str) -> dict[str, Any]:
-        """Answer from graph `graph` with guard-checked Cypher; the graph answer contract."""
-        from footnote.pipelines.graph.qa import GraphRequest
-        from footnote.workspace.graph import principal_for
+    async def agraph_ask(
+        self, graph: str, question: str, session: str | None = None
+    ) -> dict[str, Any]:
+        """Answer from graph `graph` with guard-checked Cypher; the graph answer contract plus
+        `session`. `session` continues one of this caller's graph conversations (a follow-up
+        is read with its earlier turns); one it does not own is `NotFound`, like a missing one."""
+        from footnote.workspace.graph import ask_in_session
 
-        who = principal_for(self.user.id, self.user.groups)  # as the HTTP route builds it
-        pipe = self.workspace.graph(graph, user_groups=self.user.groups)
-        try:
-            async for _ in pipe.run(GraphRequest(question, who)):
-                pass
-        finally:
-            pipe.close()
-        result: dict[str, Any] = pipe.outcome.to_dict()
-        return result
+        return await ask_in_session(self.workspace, self.user, graph, question, session)
 
-    def graph_ask(self, graph: str, question: str) -> dict[str, Any]:
+    def graph_ask(self, graph: str, question: str, session: str | None = None) -> dict[str, Any]:
         """`agraph_ask` for sync code."""
-        return asyncio.run(self.agraph_ask(graph, question))
+        return asyncio.run(self.agraph_ask(graph, question, session))
 
 
 class Conversation:

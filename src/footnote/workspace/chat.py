@@ -73,6 +73,18 @@ def labels_of(ws: Workspace, messages: Sequence[ChatMessage]) -> tuple[str, ...]
     return tuple(labels)
 
 
+def question_may_ask(ws: Workspace, mode: str, labels: tuple[str, ...]) -> bool:
+    """Whether a question carrying `labels` may go to every model a turn's answer sends it
+    to: the query embedder, the reranker, ask's compose and judge; in `agent` mode every
+    role (its tools reach graph and research models too). Those calls carry the evidence's
+    labels, not the question's, so rerouting does not help: the models must all be local."""
+    if NO_EXTERNAL not in labels:
+        return True
+    bound = ws.models.bindings()
+    roles = ("embed", "rerank", "compose", "judge") if mode == "ask" else tuple(bound)
+    return not any(bound[r].external for r in roles if r in bound)
+
+
 def chat_turn(
     ws: Workspace,
     parts: TurnParts,
@@ -101,7 +113,11 @@ def chat_turn(
         ws.runs.link_runs(run_id, child)
         return events
 
-    answer = ask if mode == "ask" else _agent(ws, parts, user, run_id, trace, ask, sources)
+    answer = (
+        ask
+        if mode == "ask"
+        else _agent(ws, parts, user, run_id, trace, ask, sources, turn.session_id)
+    )
     deps = ChatDeps(
         memory=parts.memory,
         answer=answer,
@@ -109,6 +125,7 @@ def chat_turn(
         rewrite_model=parts.rewrite_model,
         summarise_model=parts.summarise_model,
         labels_for=lambda msgs: labels_of(ws, msgs),
+        may_ask=lambda labels: question_may_ask(ws, mode, labels),
         trace=trace,
     )
     return ChatPipeline(deps).run(turn)
@@ -122,8 +139,10 @@ def _agent(
     trace: Trace,
     ask: AnswerFn,
     sources: tuple[str, ...],
+    session_id: str = "",
 ) -> Any:
-    """The agent loop as an answer function; falls back to ask when no model is bound."""
+    """The agent loop as an answer function; falls back to ask when no model is bound. Its
+    `graph_query` converses in the chat session's graph conversation (`session_id`)."""
     model = parts.agent_model
     if model is None:
         return ask
@@ -147,6 +166,10 @@ def _agent(
     tools = library_tools(ctx, cache_ttl_s=settings.agent.tool_cache_ttl_s, cache=parts.tool_cache)
     computed = add_reproduce_tools(ws, ctx, tools, loop)
     add_paper_tools(tools, paper_search(settings.research))  # the research job's scholarly search
+    from footnote.workspace.graph import add_agent_graph_tool
+
+    add_agent_graph_tool(ws, tools, user, session_id=session_id or run_id, run_id=run_id,
+                         loop=loop, labels=ctx.labels)  # fmt: skip
 
     judge = _judge(parts.judge_model, settings.ask.use_judge, lambda: tuple(ctx.labels), trace)
 

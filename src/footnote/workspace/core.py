@@ -9,7 +9,7 @@ import hashlib
 import shutil
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -249,6 +249,7 @@ class Workspace:
         public: bool = False,
         index: bool = True,
         progress: ProgressFn | None = None,
+        uri: str | None = None,
     ) -> IngestReport:
         """Parse, store and index files and folders; a bad file never stops the others.
 
@@ -258,11 +259,15 @@ class Workspace:
         interrupted keeps its stored blocks and committed vectors; ingesting it again resumes.
         Labelled files the bound embedder may not see are refused before anything is stored;
         labels are normalised, and an unknown licence-like one refused (`normalise_labels`).
+        `uri` (one file only) is the name the file's versions share instead of its path (an
+        upload kept per version under `<workspace>/uploads`: its owner's file name).
         """
         missing = [str(p) for p in paths if not Path(p).exists()]
         if missing:
             raise NotFound(f"no such file or folder: {', '.join(missing)}")
         files = discover([Path(p) for p in paths])
+        if uri is not None and len(files) != 1:
+            raise UsageError("a uri names the versions of one file: ingest one file with it")
         settings = self.settings.ingest
         groups = tuple(dict.fromkeys([*settings.default_acl_groups, *acl_groups]))
         settings = settings.model_copy(
@@ -292,7 +297,7 @@ class Workspace:
             progress("files", done, len(files))
         pw = password or settings.pdf_password or None
         for parsed in parse_many(todo, settings, password=pw):
-            results[parsed.path] = self._store_one(parsed, settings, owner, index, progress)
+            results[parsed.path] = self._store_one(parsed, settings, owner, index, progress, uri)
             done += 1
             if progress:
                 progress("files", done, len(files))
@@ -336,11 +341,14 @@ class Workspace:
         owner: str,
         index: bool,
         progress: ProgressFn | None,
+        uri: str | None = None,
     ) -> FileResult:
         path, doc = parsed.path, parsed.document
         if doc is None:
             error = parsed.error or IngestError(f"{path}: not parsed")
             return FileResult(path, "failed", error=_plain_error(error))
+        if uri is not None:  # versions are linked by (uri, owner)
+            doc = replace(doc, source=replace(doc.source, uri=uri))
         labels, acl = tuple(settings.default_labels), tuple(settings.default_acl_groups)
         try:
             source_id = scoped_source_id(doc.source.sha256, owner, acl, labels)

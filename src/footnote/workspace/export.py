@@ -9,7 +9,13 @@ from typing import Any
 
 from footnote.errors import NotFound
 from footnote.pipelines.export.answers import CitedPassage, answer_document, thread_document
-from footnote.pipelines.export.document import EvidenceItem, ExportDoc, Work, brief_document
+from footnote.pipelines.export.document import (
+    EvidenceItem,
+    ExportDoc,
+    Work,
+    brief_document,
+    public_location,
+)
 from footnote.pipelines.export.render import render
 from footnote.pipelines.export.works import work_key
 from footnote.pipelines.research.roles import readable_cards
@@ -33,7 +39,7 @@ class _Works:
 
 def _source_work(works: _Works, source: Source) -> Work:
     kind = "article" if source.doi or source.arxiv_id else "document"
-    return works.get(source.id, title=source.title, url=source.uri if "://" in source.uri else "",
+    return works.get(source.id, title=source.title, url=public_location(source.uri)[0],
                      doi=source.doi, arxiv_id=source.arxiv_id, authors=source.authors,
                      issued=source.published_at, kind=kind)  # fmt: skip
 
@@ -98,11 +104,12 @@ def _cited(ws: Workspace, user_groups: tuple[str, ...] | None) -> CitedPassage:
         s = record.source
         where = " › ".join(block.section_path)
         locator = f"p. {block.page}" + (f", {where}" if where else "")
+        url, file_name = public_location(s.uri)
         item = EvidenceItem(0, evidence_id, block.text[:400],
-                            s.title, locator, url=s.uri if "://" in s.uri else "",
+                            s.title or file_name, locator, url=url,
                             fetched_at=s.fetched_at or record.created_at, content_hash=s.sha256,
                             published_at=s.published_at, labels=s.labels,
-                            work=_source_work(works, s))  # fmt: skip
+                            work=_source_work(works, s), file_name=file_name)  # fmt: skip
         ok = readable_by(s, user_groups) and (
             label_refusal(s.labels, user_groups, s.acl_groups, readers) is None
         )

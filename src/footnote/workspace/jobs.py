@@ -29,6 +29,7 @@ from footnote.events import BriefEvent, Done, Error, Event, Status
 from footnote.jobs import JobContext, JobQueue, LeaseLost
 from footnote.serialize import event_to_dict
 from footnote.store.records import StoredEvent
+from footnote.workspace.core import UPLOAD_TICKET
 
 if TYPE_CHECKING:
     from footnote.workspace.core import Workspace
@@ -39,14 +40,18 @@ KEPT_ON_RETRY = frozenset({"answer_delta", "thinking", "error", "done"})
 ending is written once per run or resume, never by a finished stage's replay)."""
 
 
-_GUARDS: weakref.WeakKeyDictionary[Workspace, threading.Lock] = weakref.WeakKeyDictionary()
+_GUARDS: weakref.WeakKeyDictionary[Workspace, dict[str, threading.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
 _GUARDS_LOCK = threading.Lock()
 
 
-def ingest_guard(ws: Workspace) -> threading.Lock:
-    """The lock that keeps one process's ingests and deletions of a workspace one at a time."""
+def ingest_guard(ws: Workspace, key: str) -> threading.Lock:
+    """The lock that keeps one process's ingest of an upload (`key`: its source id, or the
+    files of a job) apart from that upload's deletion and ticket writes; ingests of other
+    uploads go on meanwhile."""
     with _GUARDS_LOCK:
-        return _GUARDS.setdefault(ws, threading.Lock())
+        return _GUARDS.setdefault(ws, {}).setdefault(key, threading.Lock())
 
 
 def queue_url(settings: Settings) -> str:
@@ -98,23 +103,47 @@ def ingest_task(ws: Workspace, payload: dict[str, Any], ctx: JobContext) -> dict
     indexed further); its per-file outcome is the result. A file stored but not fully indexed
     (the index write failed, e.g. a deadlock between workers) fails the attempt, so the job is
     tried again and resumes the indexing; a file that cannot be parsed, or is gone (a deleted
-    upload: a retry never brings it back), is a result, not retried."""
+    upload: a retry never brings it back), is a result, not retried. A cancelled job ingests
+    nothing. An upload (`upload`: its source id; `uri`: the name its versions share) whose
+    ticket is gone is not ingested, and if that happens while it is ingested, what it stored is
+    removed again; ingests of other uploads run meanwhile."""
 
     gone: list[dict[str, Any]] = []
+    upload = str(payload.get("upload", ""))
+    key = upload or "\n".join(sorted(str(p) for p in payload["paths"]))
+
+    def wanted() -> bool:  # an upload deleted (its ticket gone) or cancelled is not ingested
+        ticket = ws.upload_dir(upload) / UPLOAD_TICKET if upload else None
+        return not ctx.cancel_requested() and (ticket is None or ticket.is_file())
+
+    def dropped(paths: list[Path], why: str) -> list[dict[str, Any]]:
+        return [{"path": str(p), "outcome": "failed", "blocks": 0, "source_id": None,
+                 "error": why} for p in paths]  # fmt: skip
 
     def run() -> list[dict[str, Any]]:
-        with ingest_guard(ws):  # a deletion holds it too: a deleted upload's file is gone
+        with ingest_guard(ws, key):  # a deletion holds it too: a deleted upload's file is gone
             paths = [Path(p) for p in payload["paths"]]
-            gone[:] = [{"path": str(p), "outcome": "failed", "blocks": 0, "source_id": None,
-                        "error": "the file is gone (deleted)"} for p in paths if not p.exists()]  # fmt: skip
+            if not wanted():
+                gone[:] = dropped(paths, "the upload was deleted")
+                return []
+            gone[:] = dropped([p for p in paths if not p.exists()], "the file is gone (deleted)")
             paths = [p for p in paths if p.exists()]
             if not paths:
                 return []
-            report = ws.ingest(
-                paths, labels=tuple(payload.get("labels", ())),
-                acl_groups=tuple(payload.get("acl_groups", ())),
-                owner=str(payload.get("owner", "")), public=bool(payload.get("public", False)),
-            )  # fmt: skip
+        report = ws.ingest(  # unlocked: other uploads, and this one's deletion, go on meanwhile
+            paths, labels=tuple(payload.get("labels", ())),
+            acl_groups=tuple(payload.get("acl_groups", ())),
+            owner=str(payload.get("owner", "")), public=bool(payload.get("public", False)),
+            uri=payload.get("uri") or None,
+        )  # fmt: skip
+        with ingest_guard(ws, key):
+            if upload and not wanted():  # deleted while it was ingested: nothing of it stays
+                for r in report.results:
+                    if r.source is not None and (r.outcome != "unchanged" or r.source.id == upload):
+                        ws.indexer.remove_source(r.source.id)
+                        ws.store.delete_source(r.source.id)
+                gone[:] = dropped(paths, "the upload was deleted")
+                return []
         stopped = [r for r in report.results if r.outcome == "failed" and r.source is not None]
         if stopped:  # stored, but indexing stopped (e.g. a deadlock): a retry resumes it
             raise IngestError(f"{stopped[0].path.name}: {stopped[0].error}")

@@ -8,6 +8,7 @@ artifacts are forgotten); `research_events` runs it (or resumes it) and streams 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -30,15 +31,21 @@ from footnote.ingest.web.search import (
 )
 from footnote.pipelines.research.baseline import BaselinePipeline
 from footnote.pipelines.research.models import ResearchModels
-from footnote.pipelines.research.outline import edit_outline, propose_outline
-from footnote.pipelines.research.pipeline import STAGES, ResearchDeps, ResearchPipeline
+from footnote.pipelines.research.outline import edit_outline
+from footnote.pipelines.research.pipeline import (
+    STAGES,
+    ResearchDeps,
+    ResearchPipeline,
+    run_budget,
+)
+from footnote.pipelines.research.planner import plan_outline
 from footnote.pipelines.research.roles import Withheld, readable_cards
 from footnote.pipelines.research.sources import Sources
 from footnote.pipelines.trace import Trace
 from footnote.serialize import event_to_dict, from_plain, to_plain
 from footnote.store.base import ResearchStore
-from footnote.store.records import StoredEvent, new_id
-from footnote.types import Brief, Hit, Outline, Source
+from footnote.store.records import ResearchRecord, StoredEvent, new_id
+from footnote.types import Brief, Hit, Outline, Source, readable_by
 from footnote.verify import Thresholds
 
 if TYPE_CHECKING:
@@ -141,19 +148,76 @@ def research_models(ws: Workspace, run_id: str) -> ResearchModels:
 
     judge = roles.chat("judge") if roles.is_bound("judge") else None
     return ResearchModels(bound("understand", cfg.select), bound("compose", cfg.writer), judge,
-                          judge_support, run_id)  # fmt: skip
+                          judge_support, run_id, planner_model(ws))  # fmt: skip
+
+
+def planner_model(ws: Workspace) -> RoleModel | None:
+    """The planner (`understand` role) by `research.planner`: None for `template`, and for
+    `auto` when the role is not bound or `research.select = "rules"` keeps it out of runs."""
+    cfg = ws.settings.research
+    if cfg.planner == "template":
+        return None
+    if cfg.planner == "auto" and (cfg.select == "rules" or not ws.models.is_bound("understand")):
+        return None
+    if not ws.models.is_bound("understand"):
+        raise ConfigError("research.planner = model needs the 'understand' model role")
+    return ws.models.chat("understand")
+
+
+def web_providers(settings: ResearchSettings, parts: ResearchParts | None = None) -> list[str]:
+    """The providers a run that may search the web would use (`searxng`, `brave`, the
+    scholarly ones, `licensed`); empty: web search is not on offer."""
+    parts = parts or ResearchParts()
+    out: list[str] = []
+    if parts.web is not None:
+        out.append(type(parts.web).__name__)
+    elif settings.search_url:
+        out.append(settings.search_url.partition("+")[0])
+    if parts.papers is not None:
+        out += [type(p).__name__ for p in parts.papers]
+    else:
+        out += [url.partition("+")[0] for url in settings.scholarly]
+    if settings.licensed_url:
+        out.append("licensed")
+    return out
+
+
+def research_runs(
+    ws: Workspace, user_id: str | None = None, limit: int = 200
+) -> list[ResearchRecord]:
+    """Research runs newest first: one user's, or (None) every user's, those started in the
+    web app or over the API included — the operator's view (`footnote research ls`)."""
+    return research_store(ws).list_research(user_id, limit)
+
+
+def _checked_sources(
+    ws: Workspace, source_ids: Sequence[str], user_groups: tuple[str, ...] | None
+) -> list[str]:
+    """The chosen library sources, each one the caller may read (UsageError naming any other)."""
+    out: list[str] = []
+    for sid in dict.fromkeys(source_ids):
+        record = ws.store.get_source(sid)
+        if record is None or not readable_by(record.source, user_groups):
+            raise UsageError(f"no source {sid!r} in your library")
+        out.append(sid)
+    return out
 
 
 def start_research(
     ws: Workspace, question: str, *, template: str | None = None, web: bool = True,
     budget_tokens: int | None = None, budget_minutes: float | None = None,
     mode: str | None = None, user_id: str = "local", user_groups: tuple[str, ...] | None = None,
-    run_id: str | None = None,
+    run_id: str | None = None, source_ids: Sequence[str] | None = None,
+    parts: ResearchParts | None = None,
 ) -> tuple[str, Outline]:  # fmt: skip
-    """Propose an outline for a question and record the run (nothing is searched yet). A
+    """Propose an outline for a question and record the run (nothing is searched yet): the
+    planner model's (`research.planner`; `parts.models.planner` when given), charged to the
+    run's budget, else the template's (`planner.plan_outline`). A
     restricted caller's budgets are clamped to the configured ones (`research.budget_tokens`,
-    `research.budget_minutes`): a user may ask for less, never more."""
+    `research.budget_minutes`): a user may ask for less, never more. `source_ids` limits the
+    library evidence to those sources (each one the caller may read); None: the whole library."""
     mode = mode or ws.settings.research.mode
+    chosen = _checked_sources(ws, source_ids, user_groups) if source_ids is not None else None
     for name, value in (("budget-tokens", budget_tokens), ("budget-minutes", budget_minutes)):
         if value is not None and not value > 0:
             raise UsageError(f"invalid budget: --{name} must be above 0 (got {value})")
@@ -165,11 +229,22 @@ def start_research(
             budget_minutes = min(budget_minutes, cfg.budget_minutes)
     if mode not in ("brief", "baseline"):
         raise UsageError(f"unknown research mode {mode!r}; expected brief or baseline")
-    outline = propose_outline(question, template, web=web)
     run_id = run_id or new_id("run")
-    options = {"template": outline.template, "web": web, "mode": mode,
-               "budget_tokens": budget_tokens, "budget_minutes": budget_minutes,
-               "user_groups": list(user_groups) if user_groups is not None else None}  # fmt: skip
+    options: dict[str, Any] = {"web": web, "mode": mode, "budget_tokens": budget_tokens,
+               "budget_minutes": budget_minutes,
+               "user_groups": list(user_groups) if user_groups is not None else None,
+               "source_ids": chosen}  # fmt: skip
+    planner = (
+        parts.models.planner if parts is not None and parts.models is not None
+        else planner_model(ws)
+    ) if ws.settings.research.planner != "template" else None  # fmt: skip
+    budget = run_budget(options, ws.settings.research, time.monotonic)
+    run_models = ResearchModels(planner=planner, run_id=run_id)
+    planned = plan_outline(question, run_models.plan_fn(budget) if mode == "brief" else None,
+                           template=template, web=web)  # fmt: skip
+    outline = planned.outline
+    options.update(template=outline.template, used=budget.used(),
+                   planner={"by": planned.by, "note": planned.note})  # fmt: skip
     store = research_store(ws)
     store.create_research(run_id, user_id, outline.question, options, "outline_proposed")
     store.put_artifact(run_id, "outline", "", to_plain(outline))
@@ -206,9 +281,12 @@ def research_events(
     groups = record.options.get("user_groups")
     user_groups = tuple(groups) if groups is not None else None
     library = None
-    if ws.store.list_sources():
+    chosen = record.options.get("source_ids")
+    if ws.store.list_sources() and chosen != []:
 
         def library(query: str, k: int, filters: SearchFilters) -> list[Hit]:
+            if chosen is not None:  # the analyst's choice of sources
+                filters = replace(filters, source_ids=tuple(chosen))
             return ws.searcher.search(query, k=k, filters=filters)
 
     sources = Sources(

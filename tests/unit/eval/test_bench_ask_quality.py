@@ -5,13 +5,14 @@ outputs, no model."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from footnote.eval.cases import Case
+from footnote.eval.cases import Case, GoldEvidence
 from footnote.eval.loaders import Dataset
 from footnote.eval.metrics import score_case
 
@@ -113,3 +114,61 @@ def test_named_dev_cases_run_in_the_order_given() -> None:
     cases = [Case(f"fd-00{i}", "p", "Q?", "fact_lookup", "1", ("1",)) for i in range(1, 5)]
     ds = Dataset("footnote-dev", cases, Path("."))
     assert [c.id for c in aq.pick_dev(ds, ["fd-003", "fd-001"], "test", 0)] == ["fd-003", "fd-001"]
+
+
+def test_resume_skips_what_the_dump_holds(tmp_path: Path) -> None:
+    aq = bench()
+    dump = tmp_path / "d.jsonl"
+    assert aq.finished_in(dump) == set()
+    dump.write_text(
+        '{"set": "footnote-dev", "case": "fd-001", "config": "new"}\n\n'
+        '{"set": "footnote-dev", "case": "fd-001", "config": "main"}\n',
+        encoding="utf-8",
+    )
+    assert aq.finished_in(dump) == {
+        ("footnote-dev", "fd-001", "new"),
+        ("footnote-dev", "fd-001", "main"),
+    }
+
+
+def stages() -> ModuleType:
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location("ask_stages", BENCH / "ask_stages.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_each_wrong_case_gets_the_stage_that_explains_it() -> None:
+    st = stages()
+    gold = (GoldEvidence(None, "more than 280M nodes"),)
+    case = Case("a1", "p", "How many nodes?", "fact_lookup", "280M", ("280M",), evidence=gold)
+    shown = {"b1": "The literature graph has more than 280M nodes and edges."}
+    other = {"b2": "We thank the reviewers."}
+
+    def staged(status: str, answer: str, drafts: list[str], seen: dict[str, str]) -> str:
+        out = {"status": status, "answer": answer, "citations": [], "shown_text": seen,
+               "sentences": [{"text": answer, "factual": True}] if answer else [],
+               "drafts": drafts}  # fmt: skip
+        return str(st.stage(case, out, score_case(case, out)))
+
+    assert staged("answered", "It has more than 280M nodes.", ["280M [1]"], shown) == ""
+    assert staged("weak_evidence", "", ["No answer."], other) == "retrieval"
+    assert staged("weak_evidence", "", ["It has 12M nodes [1]."], shown) == "selection/phrasing"
+    assert staged("answered", "It has 12M nodes.", ["It has 12M nodes [1]."], shown) == (
+        "check passed a wrong answer"
+    )
+    assert staged("weak_evidence", "", ["More than 280M nodes [1]."], shown) == (
+        "check refused a right draft"
+    )
+    assert staged("error", "", [], shown) == "error"
+    # a `cite` draft is judged by its answer, not by a quote that holds the gold words
+    yes = json.dumps({"quote": "more than 280M nodes", "cite": "E1", "answer": "Yes"})
+    assert staged("answered", "Yes", [yes], shown) == "check passed a wrong answer"
+    right = json.dumps({"quote": "more than 280M nodes", "cite": "E1", "answer": "280M"})
+    assert staged("weak_evidence", "", [right], shown) == "check refused a right draft"
+    unanswerable = Case("u1", "p", "Licence?", "unanswerable", None)
+    out = {"status": "answered", "answer": "MIT.", "citations": [],
+           "sentences": [{"text": "MIT.", "factual": True}]}  # fmt: skip
+    assert st.stage(unanswerable, out, score_case(unanswerable, out)) == "unanswerable answered"

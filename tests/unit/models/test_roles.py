@@ -134,10 +134,40 @@ def test_response_cache_for_temperature_zero(ledger: Ledger) -> None:
     b = rm.complete(MSG, labels=(), cache=True, max_tokens=5)
     assert a == b and len(m.calls) == 1
     rm.complete(MSG, labels=(), cache=True, max_tokens=6)  # other options: a miss
-    rm.complete(MSG, labels=(), cache=True, temperature=0.7, max_tokens=5)  # not deterministic: no cache
+    rm.complete(
+        MSG, labels=(), cache=True, temperature=0.7, max_tokens=5
+    )  # not deterministic: no cache
     rm.complete(MSG, labels=(), max_tokens=5)  # not asked for
     assert len(m.calls) == 4
     assert [r.cache_hit for r in ledger.records()] == [False, True, False, False, False]
+
+
+def test_stream_cache_serves_a_finished_temperature_zero_stream(ledger: Ledger) -> None:
+    m = ProbeModel("p", "cached draft")
+    rm = roles_with({LOCAL: m}, settings(compose=LOCAL), ledger).chat("compose")
+    first = "".join(rm.stream(MSG, labels=(), cache=True, max_tokens=5))
+    again = list(rm.stream(MSG, labels=(), cache=True, max_tokens=5))
+    assert again == [first] and len(m.calls) == 1  # one delta, no second generation
+    "".join(rm.stream(MSG, labels=(), cache=True, max_tokens=6))  # other options: a miss
+    "".join(rm.stream(MSG, labels=(), cache=True, temperature=0.7, max_tokens=5))  # not cached
+    "".join(rm.stream(MSG, labels=(), max_tokens=5))  # not asked for
+    assert len(m.calls) == 4
+    assert [r.cache_hit for r in ledger.records()] == [False, True, False, False, False]
+    # a completion cached by `complete` is not a stream's entry (the key says which)
+    rm.complete(MSG, labels=(), cache=True, max_tokens=5)
+    assert len(m.calls) == 5
+
+
+def test_stream_cache_keeps_no_cancelled_stream(ledger: Ledger) -> None:
+    m = ProbeModel("p", "a b c d")
+    rm = roles_with({LOCAL: m}, settings(compose=LOCAL), ledger).chat("compose")
+    cancel = threading.Event()
+    it = rm.stream(MSG, labels=(), cache=True, cancel=cancel, max_tokens=5)
+    next(it)
+    cancel.set()
+    list(it)
+    "".join(rm.stream(MSG, labels=(), cache=True, max_tokens=5))
+    assert len(m.calls) == 2  # the cancelled stream was not kept
 
 
 def test_stream_records_usage_and_cancel(ledger: Ledger) -> None:
@@ -161,7 +191,8 @@ def test_ledger_sink_and_threads() -> None:
     m = ProbeModel("p")
     rm = roles_with({LOCAL: m}, settings(compose=LOCAL), ledger).chat("compose")
     threads = [
-        threading.Thread(target=lambda: [rm.complete(MSG, labels=()) for _ in range(50)]) for _ in range(4)
+        threading.Thread(target=lambda: [rm.complete(MSG, labels=()) for _ in range(50)])
+        for _ in range(4)
     ]
     for t in threads:
         t.start()

@@ -45,6 +45,7 @@ class RoleAdapter:
         return self.fake.complete(messages, **kw)
 
     def stream(self, messages: Sequence[Message], **kw: Any):  # type: ignore[no-untyped-def]
+        kw.pop("cache", None)
         kw.pop("labels", None)
         kw.pop("run_id", None)
         kw.pop("budget", None)

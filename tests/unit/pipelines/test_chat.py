@@ -78,7 +78,10 @@ async def test_follow_up_is_rewritten_and_standalone_one_is_not(sessions: Sqlite
 
     model = role(rewrite)
     asked = Asked()
-    pipe = ChatPipeline(ChatDeps(memory, asked, settings, rewrite_model=model))
+    unlabelled = lambda _msgs: ()  # noqa: E731  the fake answers cite no source
+    pipe = ChatPipeline(
+        ChatDeps(memory, asked, settings, rewrite_model=model, labels_for=unlabelled)
+    )
     await _turn(pipe, memory, sid, "How does hybrid retrieval work?")
     events = await _turn(pipe, memory, sid, "What recall did it reach?")
     assert asked.questions == [

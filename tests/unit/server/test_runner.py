@@ -77,3 +77,20 @@ async def test_an_internal_failure_keeps_its_text_inside(tmp_path: Path) -> None
     assert [e.type for e in stored][-2:] == ["error", "done"]
     assert "secret" not in stored[-2].data and "fn_abc123" not in stored[-2].data
     assert '"internal"' in stored[-2].data
+
+
+async def test_a_failing_store_write_at_the_end_never_keeps_the_in_flight_slot(
+    tmp_path: Path,
+) -> None:
+    """Found by the quota suite: when recording the run's ending raised, the run stayed live
+    and its user's in-flight slot stayed taken for good."""
+    hub, _ = _hub(tmp_path)
+
+    def broken_finish(*_a: object, **_k: object) -> None:
+        raise OSError("disk full")
+
+    hub.runs.finish = broken_finish  # type: ignore[method-assign]
+    hub.start("run_9", "chat", "u", None, {}, lambda: _slow(3))
+    await hub.wait("run_9")
+    await asyncio.sleep(0)
+    assert hub.in_flight("u") == 0 and "run_9" not in hub.live

@@ -170,6 +170,8 @@ def test_research_artifacts_cards_snapshots(stores: Stores) -> None:
     rec = r.get_research("res_1")
     assert rec is not None and rec.state == "done" and rec.options == {"depth": 2}
     assert [x.id for x in r.list_research("ann")] == ["res_1"] and r.list_research("bob") == []
+    r.create_research("res_2", "cy", "how?", {}, "outline_proposed")
+    assert {(x.id, x.user_id) for x in r.list_research(None)} == {("res_1", "ann"), ("res_2", "cy")}
     snap = Snapshot(
         "snap_1", "https://a.example/x", "https://a.example/x", "2026-01-01", "ab" * 32, "raw"
     )

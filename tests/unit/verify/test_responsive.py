@@ -80,6 +80,23 @@ def test_a_yes_to_a_how_long_question_never_answers_it() -> None:
     assert finding("Is processing fast?", "Yes.", quote="Processing takes 4 seconds.") is None
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        # found in the dev run (fd-035): a question the rules type as `other` got "Yes" shown
+        "使用著者-出版年制时，参考文献表中的条目先按什么语种顺序分类排列？",
+        "In what order are the entries of the reference list arranged?",
+        "参考文献怎样排列？",
+    ],
+)
+def test_a_yes_to_an_open_question_of_no_known_type_never_answers_it(question: str) -> None:
+    quote = "语种顺序是：中文、日文、英文、俄文、其他文种"
+    f = finding(question, "Yes", quote=quote)
+    assert f is not None and f.hard and "yes/no" in f.reason
+    # a question with no question word stays undecided: nothing says "Yes" does not answer it
+    assert finding("参考文献表按语种排列", "Yes", quote=quote) is None
+
+
 def test_a_count_of_participants_is_not_a_duration() -> None:
     q = "How long did participants use the system?"
     f = finding(q, "Six participants were recruited.", quote="Six participants were recruited.")

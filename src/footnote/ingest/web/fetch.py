@@ -62,6 +62,15 @@ class FetchResult:
     redirects: tuple[str, ...] = ()
 
 
+class HttpError(FetchError):
+    """The server answered with an error status (4xx/5xx); `result` keeps the response, so a
+    paywall or login wall can be recorded, not only logged."""
+
+    def __init__(self, message: str, result: FetchResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
 def host_allowed(host: str, allowed: tuple[str, ...]) -> bool:
     """Whether `host` is one of the allowed domains or a subdomain of one."""
     host = host.lower().rstrip(".")
@@ -273,9 +282,7 @@ class Fetcher:
                 hops.append(current)
                 current = urljoin(current, response.headers["location"])
                 continue
-            if response.status_code >= 400:
-                raise FetchError(f"{current}: HTTP {response.status_code}")
-            return FetchResult(
+            result = FetchResult(
                 url=url,
                 final_url=current,
                 status=response.status_code,
@@ -284,6 +291,9 @@ class Fetcher:
                 fetched_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 redirects=tuple(hops),
             )
+            if response.status_code >= 400:
+                raise HttpError(f"{current}: HTTP {response.status_code}", result)
+            return result
         raise EgressRefused(f"{url}: more than {self.policy.max_redirects} redirects")
 
     def _get_checked(self, url: str, deadline: float) -> tuple[httpx.Response, bytes]:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from footnote.errors import ModelOutputInvalid
 from footnote.models.base import Completion, Message
 from footnote.prompts import data_section, load_prompt, render
-from footnote.textnorm import split_sentences
+from footnote.textnorm import contains, quantities, same_quantity, split_sentences
 from footnote.verify import EvidenceSet, overlap, term_coverage
 from footnote.verify.draft import REFUSAL_RE, Draft, DraftSentence
 from footnote.verify.evidence import Evidence
@@ -109,6 +109,36 @@ def compose_cite(
     return Draft(
         [DraftSentence(parsed.answer.strip(), [cite], parsed.quote.strip())], raw=completion.text
     )
+
+
+def repair_quotes(draft: Draft, evidence: EvidenceSet, *, min_overlap: float = 0.5) -> Draft:
+    """Each quote that does not occur in the item it cites is replaced by that item's sentence
+    which contains the sentence's answer and overlaps the quote most (at least `min_overlap`):
+    a small model often paraphrases the sentence it quotes ("X contains 9,280 summaries" for
+    "we introduce X, a collection of 9,280 … summaries"). The span is then verbatim by
+    construction; every other check (numbers, the judge, the question's answer type) still runs.
+    A quote with no such sentence is left as written, and fails the quote check."""
+    for sentence in draft.sentences:
+        item = evidence.resolve(sentence.cites[0]) if sentence.cites else None
+        if item is None or sentence.by_code or not sentence.quote:
+            continue
+        text = item.block.table.as_text() if item.block.table is not None else item.text
+        if contains(text, sentence.quote):
+            continue
+        holding = [s for s in split_sentences(text) or [text] if _holds(s, sentence.text)]
+        best = max(holding, key=lambda s: overlap(sentence.quote, s), default=None)
+        if best is not None and overlap(sentence.quote, best) >= min_overlap:
+            sentence.quote = best
+    return draft
+
+
+def _holds(passage_sentence: str, answer: str) -> bool:
+    """The passage sentence states the answer: its words verbatim, or every number it gives."""
+    if contains(passage_sentence, answer.rstrip(".。")):
+        return True
+    asked = quantities(answer)
+    found = quantities(passage_sentence)
+    return bool(asked) and all(any(same_quantity(a, b) for b in found) for a in asked)
 
 
 def compose_extractive(

@@ -1,9 +1,11 @@
 """The ask pipeline: understand → retrieve → compose → verify → revise (≤2, every generative
 mode) → final.
 
-An async generator of typed events. Nothing reaches `answer_delta` or `final` unchecked:
-composed sentences are verified first, fabricated ids are dropped and counted, sentences with
-no supported or weak citation are removed, weak ones are marked.
+An async generator of typed events. Nothing reaches `sentence`, `answer_delta` or `final`
+unchecked: composed sentences are verified first, fabricated ids are dropped and counted, sentences
+with no supported or weak citation are removed, weak ones are marked. What can be shown honestly
+streams: the passages shown to the composer (`evidence`) before it writes, and each checked
+sentence as soon as the answer is known to keep it (`pipelines.ask.stream`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from footnote.events import (
     Done,
     Error,
     Event,
+    EvidenceShown,
     Final,
     Retrieval,
     Status,
@@ -29,21 +32,27 @@ from footnote.events import (
 from footnote.index import SearchFilters, SearchFn
 from footnote.models.base import Completion, Message
 from footnote.models.budget import Budget
-from footnote.pipelines.ask.compose import compose_cite, compose_extractive, evidence_prompt_block
+from footnote.pipelines.ask.compose import (
+    compose_cite,
+    compose_extractive,
+    evidence_prompt_block,
+    repair_quotes,
+)
 from footnote.pipelines.ask.narrow import answerability, translate_question
 from footnote.pipelines.ask.parts import compose_parts, is_multi_part
 from footnote.pipelines.ask.refusal import what_the_paper_says
 from footnote.pipelines.ask.retrieve import DEFAULT, TODAY, Retriever
+from footnote.pipelines.ask.stream import RoundRelease, sentence_events
 from footnote.pipelines.ask.tables import CellAnswer, resolve_in_tables
 from footnote.pipelines.ask.understand import Understanding, understand_by_rules
 from footnote.pipelines.trace import Trace
 from footnote.prompts import load_prompt, render
 from footnote.store.base import DocumentStore
-from footnote.types import Answer, Hit, Usage, readable_by
+from footnote.types import Answer, Hit, Sentence, Usage, readable_by
 from footnote.verify import CitationCheck, Evidence, EvidenceSet, Thresholds
 from footnote.verify.answer import AnswerBuilder, refine_table_cites
 from footnote.verify.draft import Draft, DraftSentence, attach_citations
-from footnote.verify.gate import answer_events, check_draft, verification_events
+from footnote.verify.gate import check_draft, verification_events
 from footnote.verify.question import VALUE_TYPES, analyse_question
 
 if TYPE_CHECKING:
@@ -158,6 +167,7 @@ class AskPipeline:
                 [cell.evidence(1.0), *shown.items[: self.settings.ask.evidence_k - 1]]
             )
         self.trace.add("evidence", "shown", {"ids": shown.ids}, time.time(), 0.0)
+        yield EvidenceShown([self._passage(e) for e in shown])
         judge = self._judge(shown)
         builder = AnswerBuilder(
             question,
@@ -168,6 +178,7 @@ class AskPipeline:
             responsive=self.settings.answering.responsive,
         )
         feedback, previous, round_ = "", "", 0
+        released: list[Sentence] = []
         while round_ <= self.settings.verify.max_revisions:
             draft: Draft | None = None
             if cell is not None:
@@ -206,11 +217,28 @@ class AskPipeline:
             refine_table_cites(draft, shown)
             n_cites = sum(len(s.cites) for s in draft.sentences)
             yield Status("verify", f"checking {n_cites} citation{'s' if n_cites != 1 else ''}")
-            # a cell's sentence is written by code from the cell's labels and value: entailed
-            # by construction, so only the deterministic checks apply (as for graph templates)
-            checks = await self._verify(draft, shown, question, None if cell else judge)
-            for verification in verification_events(checks):
-                yield verification
+            # checked sentence by sentence; each one the answer is sure to keep is sent at once
+            release = RoundRelease(
+                builder,
+                draft,
+                ends_anyway=mode == "extractive"
+                or draft.raw == previous
+                or (cell is None and round_ >= self.settings.verify.max_revisions),
+                cell=cell is not None,
+                released=released,
+            )
+            checks: list[list[CitationCheck]] = []
+            for i, sentence in enumerate(draft.sentences):
+                # a cell's sentence is written by code from the cell's labels and value: entailed
+                # by construction, so only the deterministic checks apply (as for graph templates)
+                one = Draft([sentence], raw=draft.raw)
+                row = await self._verify(one, shown, question, None if cell else judge)
+                checks += row
+                for verification in verification_events(row):
+                    yield replace(verification, sentence=i)
+                for index, final in release.after(checks):
+                    for event in sentence_events(index, final):
+                        yield event
             builder.add_round(draft, checks)
             if cell is not None and not builder.has_supported():
                 cell = None  # the cell does not answer the question: the composer is asked
@@ -225,8 +253,11 @@ class AskPipeline:
         answer = builder.build(nearest=nearest, usage=self._usage(started))
         if answer.status != "answered":
             answer = what_the_paper_says(answer, question, shown)
-        for event in answer_events(answer):
-            yield event
+        if list(answer.sentences[: len(released)]) != released:  # never expected: traced
+            self.trace.add("error", "stream", {"released": len(released)}, time.time(), 0.0)
+        for index, kept in enumerate(answer.sentences[len(released) :], len(released)):
+            for event in sentence_events(index, kept):
+                yield event
         self.trace.add(
             "final",
             answer.status,
@@ -393,11 +424,12 @@ class AskPipeline:
                 return c
 
             if not feedback and self._parts(question):
-                yield await asyncio.to_thread(compose_parts, question, evidence, complete)
-                return
-            yield await asyncio.to_thread(
-                compose_cite, question, evidence, complete, feedback=feedback, previous=previous
-            )
+                draft = await asyncio.to_thread(compose_parts, question, evidence, complete)
+            else:
+                draft = await asyncio.to_thread(
+                    compose_cite, question, evidence, complete, feedback=feedback, previous=previous
+                )
+            yield repair_quotes(draft, evidence) if self.settings.answering.repair_quotes else draft
             return
         # attach: stream the draft as unchecked `thinking`, verify, release only checked sentences
         aliases = {f"E{i + 1}": ev.id for i, ev in enumerate(evidence)}
@@ -426,6 +458,7 @@ class AskPipeline:
                     labels=labels,
                     budget=self.budget,
                     run_id=self.trace.run_id,
+                    cache=True,
                 )
             ):
                 text += delta
@@ -503,6 +536,16 @@ class AskPipeline:
         return Answer(
             question, status, (), reason=reason, nearest=tuple(nearest), usage=self._usage(started)
         )
+
+    def _passage(self, e: Evidence) -> dict[str, Any]:
+        """One passage of the evidence board as found (before any check)."""
+        rec = self.deps.store.get_source(e.block.source_id)
+        return {
+            **_hit_summary(e),
+            "source_id": e.block.source_id,
+            "title": (rec.source.title if rec else None) or "",
+            "text": e.text[:400],
+        }
 
 
 def _hit_summary(e: Evidence) -> dict[str, Any]:

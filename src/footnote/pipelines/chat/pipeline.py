@@ -41,6 +41,8 @@ AnswerFn = Callable[[str], AsyncIterator[Event]]
 """Answers a standalone question (ask, or the agent loop); its events end with Final, Done."""
 LabelsFn = Callable[[Sequence[ChatMessage]], tuple[str, ...]]
 """The labels of the sources a finished reply cites, read when it is produced."""
+MayAskFn = Callable[[tuple[str, ...]], bool]
+"""Whether a question carrying these labels may go to every model that answers it."""
 
 _CUES = re.compile(
     r"\b(it|its|they|them|their|theirs|this|that|these|those|he|she|his|her|him|one|ones|"
@@ -96,6 +98,8 @@ class ChatDeps:
     summarise_model: RoleModel | None = None
     labels_for: LabelsFn = lambda _msgs: (NO_EXTERNAL,)
     """Unknown unless the composition says: a reply of unknown provenance is restricted."""
+    may_ask: MayAskFn = lambda labels: NO_EXTERNAL not in labels
+    """Unknown unless the composition says: a restricted question never goes on."""
     trace: Trace = field(default_factory=Trace)
 
 
@@ -106,6 +110,8 @@ class ChatPipeline:
         self.deps = deps
         self.trace = deps.trace
         self.rewrites = 0
+        self.rewrite_labels: tuple[str, ...] = ()
+        """The labels of what the last rewrite read (its output carries them)."""
         self.budget = Budget(deps.settings.max_tokens, deps.settings.max_model_calls)
         """The turn's own model calls (rewrite, summary) are charged here; ask has its own."""
 
@@ -119,6 +125,12 @@ class ChatPipeline:
                 turn.user_id, turn.session_id, before=turn.message.seq
             )
             standalone = await self.rewrite(question, ctx)
+            if standalone != question and not self.deps.may_ask(self.rewrite_labels):
+                self.trace.add("rewrite", "withheld", {"labels": list(self.rewrite_labels)},
+                               time.time(), 0.0)  # fmt: skip
+                yield Status("rewrite", "searching for your own words: the rewrite read "
+                             "restricted text that an external model answering it may not see")  # fmt: skip
+                standalone = question
             if standalone != question:
                 yield Status("rewrite", f"searching for: {standalone}")
             async for event in self.deps.answer(standalone):
@@ -156,9 +168,11 @@ class ChatPipeline:
             return None
 
     async def rewrite(self, question: str, ctx: MemoryContext) -> str:
-        """The standalone form of `question` (unchanged without history or cues)."""
+        """The standalone form of `question` (unchanged without history or cues); a changed
+        one carries the labels of the context it was written from (`rewrite_labels`)."""
         mode = self.deps.settings.rewrite
         model = self.deps.rewrite_model
+        self.rewrite_labels = ()
         if model is None or mode == "never" or not (ctx.turns or ctx.summary):
             return question
         if mode == "auto" and not needs_rewrite(question):
@@ -185,6 +199,7 @@ class ChatPipeline:
             text = _clean_rewrite(out.text, question, ctx.render())
             span.update(output=text, tokens_in=out.tokens_in, tokens_out=out.tokens_out)
         self.rewrites += 1
+        self.rewrite_labels = labels if text != question else ()
         return text
 
     async def _summarise(

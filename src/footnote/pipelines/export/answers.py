@@ -33,6 +33,9 @@ GONE_QUOTE = "(this passage is no longer in the library; nothing was checked aga
 _RANK = {"unsupported": 0, "weak": 1, "supported": 2}
 MAX_CITES = 3
 """Citations re-checked per sentence, as at answer time (`verify.gate.MAX_CITES_CHECKED`)."""
+UNTITLED_SESSION = "New conversation"
+"""The title the chat stores give a session created without one (never a thread's title)."""
+MAX_TITLE = 160
 
 
 def stored_span(text: str, quote: str) -> str | None:
@@ -170,6 +173,17 @@ def answer_document(
                      tuple(appendix.items.values()), appendix.withheld())  # fmt: skip
 
 
+def thread_title(title: str, messages: Sequence[dict[str, Any]]) -> str:
+    """The conversation's own name, or its first question when it was never named."""
+    if title.strip() and title.strip() != UNTITLED_SESSION:
+        return title.strip()
+    first = next((" ".join(str(m.get("content", "")).split()) for m in messages
+                  if m.get("role") == "user" and str(m.get("content", "")).strip()), "")  # fmt: skip
+    if len(first) > MAX_TITLE:
+        first = first[:MAX_TITLE].rsplit(" ", 1)[0] + "…"
+    return first or "Chat thread"
+
+
 def thread_document(title: str, session_id: str, messages: Sequence[dict[str, Any]],
                     cited: CitedPassage, *, judge: Judge | None = None) -> ExportDoc:  # fmt: skip
     """A chat thread: each question and its re-checked answer, one shared evidence appendix."""
@@ -188,5 +202,5 @@ def thread_document(title: str, session_id: str, messages: Sequence[dict[str, An
                                    notes=(f"Status: {answer.get('status')}",)))  # fmt: skip
     meta = (("Chat session", session_id), ("Turns", str(len(sections))),
             ("Re-check", appendix.check.note()))  # fmt: skip
-    return ExportDoc("chat", title or "Chat thread", meta, tuple(sections),
+    return ExportDoc("chat", thread_title(title, messages), meta, tuple(sections),
                      tuple(appendix.items.values()), appendix.withheld())  # fmt: skip

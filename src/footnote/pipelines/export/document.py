@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from footnote.types import INSUFFICIENT_MARK, Brief, EvidenceCard
@@ -44,6 +45,16 @@ class EvidenceItem:
     published_at: str | None = None
     labels: tuple[str, ...] = ()
     work: Work | None = None
+    file_name: str = ""
+    """A library file's name (its server path is never shown)."""
+
+
+def public_location(uri: str) -> tuple[str, str]:
+    """`(url, file name)` of a source's uri as an export may show it: a web address stays a URL;
+    a path on the server is reduced to the file's name."""
+    if uri.startswith(("https://", "http://")):
+        return uri, ""
+    return "", PurePath(uri.split("://", 1)[-1]).name if uri else ""
 
 
 @dataclass(frozen=True)
@@ -212,6 +223,7 @@ def _review_meta(brief: Brief) -> tuple[tuple[str, str], ...]:
 
 def _card_item(n: int, card: EvidenceCard, provenance: Provenance) -> EvidenceItem:
     fetched, digest, work = provenance(card)
-    return EvidenceItem(n, card.id, card.snippet, card.source_title, card.locator, url=card.url,
+    url, file_name = public_location(card.url)
+    return EvidenceItem(n, card.id, card.snippet, card.source_title, card.locator, url=url,
                         fetched_at=fetched, content_hash=digest, published_at=card.published_at,
-                        labels=card.labels, work=work)  # fmt: skip
+                        labels=card.labels, work=work, file_name=file_name)  # fmt: skip

@@ -1,8 +1,10 @@
 """The document as one self-contained HTML page (also the PDF's source): escaped text, footnote
-links into the evidence appendix, and a font stack with Noto CJK for Chinese and Japanese."""
+links into the evidence appendix (each naming its source on hover), and a font stack with Noto
+CJK for Chinese and Japanese."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 
 from footnote.pipelines.export.document import ExportDoc, Paragraph
@@ -27,8 +29,11 @@ ol.evidence li { margin-bottom: .5em; word-break: break-word; } code { font-size
 """
 
 
-def _para(p: Paragraph) -> str:
-    refs = "".join(f'<sup><a href="#ev-{r}">[{r}]</a></sup>' for r in p.refs)
+def _para(p: Paragraph, names: Mapping[int, str]) -> str:
+    refs = "".join(
+        f'<sup><a href="#ev-{r}" title="{escape(names.get(r, ""), quote=True)}">[{r}]</a></sup>'
+        for r in p.refs
+    )
     flags = f' <span class="flags">({escape("; ".join(p.flags))})</span>' if p.flags else ""
     return f"<p>{escape(p.text)}{refs}{flags}</p>"
 
@@ -36,6 +41,7 @@ def _para(p: Paragraph) -> str:
 def document_html(doc: ExportDoc) -> str:
     """The whole document as a standalone HTML page."""
     lang = "zh" if text_lang(doc.title) == "zh" else "en"
+    names = {e.ref: f"{e.source_title}, {e.locator}" for e in doc.evidence}
     out = [f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">',
            f"<title>{escape(doc.title)}</title><style>{CSS}</style></head><body>",
            f"<h1>{escape(doc.title)}</h1>", '<dl class="meta">']  # fmt: skip
@@ -44,7 +50,7 @@ def document_html(doc: ExportDoc) -> str:
     out += [f'<p class="withheld" role="note">{escape(w)}</p>' for w in doc.withheld]
     for s in doc.sections:
         out.append(f"<section><h2>{escape(s.title)}</h2>")
-        out += [_para(p) for p in s.paragraphs]
+        out += [_para(p, names) for p in s.paragraphs]
         for t in s.tables:
             out.append(f"<table><caption>{escape(t.caption)}</caption><thead><tr>")
             out += [f"<th>{escape(h)}</th>" for h in t.header]
@@ -61,12 +67,13 @@ def document_html(doc: ExportDoc) -> str:
         link = (f' <a href="{escape(e.url, quote=True)}">{escape(e.url)}</a>.'
                 if e.url.startswith(("https://", "http://")) else f" {escape(e.url)}." if e.url else "")  # fmt: skip
         labels = f" Labels: {escape(', '.join(e.labels))}." if e.labels else ""
+        file_name = f" ({escape(e.file_name)})" if e.file_name else ""
         out.append(
-            f'<li id="ev-{e.ref}" value="{e.ref}">“{escape(e.quote)}” — '
-            f"<strong>{escape(e.source_title)}</strong>, {escape(e.locator)}.{link} "
+            f'<li id="ev-{e.ref}" value="{e.ref}"><strong>{escape(e.source_title)}</strong>'
+            f"{file_name}, {escape(e.locator)}: “{escape(e.quote)}”.{link} "
             f"Published {escape(e.published_at or 'undated')}; fetched "
             f"{escape(e.fetched_at or 'unknown')}; sha256 <code>{escape(e.content_hash or 'unknown')}"
-            f"</code>.{labels} <code>{escape(e.id)}</code></li>"
+            f"</code>.{labels} Anchor <code>{escape(e.id)}</code>.</li>"
         )
     out.append("</ol></section></body></html>")
     return "\n".join(out) + "\n"

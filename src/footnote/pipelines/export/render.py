@@ -43,7 +43,9 @@ def _para_md(p: Paragraph) -> str:
 
 
 def document_markdown(doc: ExportDoc) -> str:
-    """The document as Markdown: meta, withheld notice, chapters, then the evidence appendix."""
+    """The document as Markdown: meta, withheld notice, chapters, then the evidence appendix
+    (each note names its source first: title, file name, page and section; the block or card
+    id comes last, as an anchor)."""
     out = [f"# {_md(doc.title)}", ""]
     out += [f"- **{k}:** {_md(v)}" for k, v in doc.meta] + [""]
     out += [f"> **{_md(w)}**" for w in doc.withheld] + ([""] if doc.withheld else [])
@@ -59,12 +61,14 @@ def document_markdown(doc: ExportDoc) -> str:
         out += [f"*{_md(n)}*" for n in s.notes] + ([""] if s.notes else [])
     out += ["## Evidence appendix", ""]
     for e in doc.evidence:
+        file_name = f" ({_md(e.file_name)})" if e.file_name else ""
+        url = f"<{e.url}>. " if _PLAIN_URL.match(e.url) else f"{_md(e.url)}. " if e.url else ""
         out.append(
-            f"[^{e.ref}]: “{_md(e.quote)}” — {_md(e.source_title)}, {_md(e.locator)}. "
-            f"{'<' + e.url + '>. ' if _PLAIN_URL.match(e.url) else _md(e.url) + '. ' if e.url else ''}"
+            f"[^{e.ref}]: **{_md(e.source_title)}**{file_name}, {_md(e.locator)}: "
+            f"“{_md(e.quote)}”. {url}"
             f"Published {_md(e.published_at or 'undated')}; fetched "
             f"{e.fetched_at or 'unknown'}; sha256 `{e.content_hash or 'unknown'}`"
-            f"{'; labels: ' + _md(', '.join(e.labels)) if e.labels else ''}; `{e.id}`."
+            f"{'; labels: ' + _md(', '.join(e.labels)) if e.labels else ''}; anchor `{e.id}`."
         )
     return "\n".join(out).rstrip() + "\n"
 

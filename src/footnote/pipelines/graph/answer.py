@@ -23,6 +23,7 @@ from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
 from footnote.prompts import load_prompt
 from footnote.store.graph.base import GraphRows, GraphSpec
+from footnote.textnorm import CJK_RUN_RE
 from footnote.types import Sentence
 from footnote.verify.checks import Judge
 from footnote.verify.graph_answer import (
@@ -138,6 +139,7 @@ def compose_answer(
     else:
         discarded = None
     own = {w.lower() for w in re.findall(r"[A-Za-z]+", answer_template)}  # the template's words
+    own |= set(CJK_RUN_RE.findall(answer_template))
     verdict = verify_graph_answer(
         template_sentences(rows, answer_template, max_rows), shown,
         vocabulary=None if vocabulary is None else {*vocabulary, *own},

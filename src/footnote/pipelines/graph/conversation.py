@@ -73,6 +73,25 @@ def history_text(history: Sequence[GraphTurn], with_cypher: bool = False) -> str
     return "\n".join(lines)
 
 
+def turn_data(turn: GraphTurn) -> dict[str, Any]:
+    """A turn as the data of its run's `turn` span (how a session's history is kept)."""
+    return {
+        "question": turn.question,
+        "answer": turn.answer,
+        "cypher": turn.cypher,
+        "entities": [list(e) for e in turn.entities],
+    }
+
+
+def turn_from_data(data: Mapping[str, Any]) -> GraphTurn:
+    """The turn recorded by `turn_data`."""
+    about = tuple((str(e[0]), str(e[1])) for e in data.get("entities", []) if len(e) == 2)
+    return GraphTurn(
+        str(data.get("question", "")), str(data.get("answer", "")), str(data.get("cypher", "")),
+        about,
+    )  # fmt: skip
+
+
 def turn_from_events(question: str, events: Iterable[tuple[str, Mapping[str, Any]]]) -> GraphTurn:
     """A turn rebuilt from a recorded run's events (`entities`, `answer`): how a server keeps
     a conversation in its run store, across requests and replicas."""

@@ -164,16 +164,20 @@ class CypherLadder:
         entities: Mapping[str, Candidate],
         principal: Principal,
         reading: str = "",
+        values: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
-        """Template first (when given and its slots are filled), then generated candidates for
-        the user's `question` (`reading`, the understanding's rewrite, is shown beside it)."""
+        """Template first (when given and its slots are filled: entities, and `values` for its
+        typed slots), then generated candidates for the user's `question` (`reading`, the
+        understanding's rewrite, is shown beside it)."""
         res = self.result
         if intent is not None:
             by_label: dict[str, str] = {}
             for c in entities.values():
                 by_label.setdefault(c.entity.label, c.entity.key)
-            if all(lab in by_label for lab in intent.params.values()):
-                params = {p: by_label[lab] for p, lab in intent.params.items()}
+            typed = dict(values or {})
+            filled = all(lab in by_label for lab in intent.params.values())
+            if filled and all(name in typed for name in intent.values):
+                params = {p: by_label[lab] for p, lab in intent.params.items()} | typed
                 res.attempts += 1
                 ran = None
                 async for ev in self._try(intent.cypher, params, "template", principal):

@@ -2,7 +2,9 @@
 
 Whitelisted intents use their parameterised templates, but only when the template's slots
 capture the whole question (`template_misfit`: no limits, superlatives, comparisons, counts,
-negations, extra properties/labels/relationships or unmatched quoted values); other questions
+negations, extra properties/labels/relationships or unmatched quoted values; a template's
+typed slots — numbers, years, dates, booleans, enumerated values — are read by code,
+`pipelines.graph.slots`, bound as parameters, and a wrong-typed value is refused); other questions
 get Cypher from the `cypher` role, retried with the error, then the `cypher_fallback` role,
 then a refusal. With `GraphDeps.runs` set, each question is a `graph` run with spans.
 Nothing runs before the guard (parse, read-only, schema, permissions, EXPLAIN) passed it.
@@ -12,7 +14,8 @@ the user's words are aligned even when the understanding dropped them. A questio
 write statement inside a quoted value is refused before any model call.
 In a conversation (`GraphRequest.history`), the understanding is built from the last turns
 and the question, a follow-up carries the previous turn's entities, and the Cypher model sees
-the earlier turns (`conversation`); `turn()` is what the next request's history keeps.
+the earlier turns (`conversation`); `turn()` is what the next request's history keeps (each
+run ends with it as a `turn` span, under `GraphRequest.session`).
 Outcomes: answered, clarify (ambiguous entity or low confidence), no_rows ("no rows for this
 query", with the query), refused (with "the graph does not hold X; it holds Y, Z" when the rows
 do not hold what was asked).
@@ -48,8 +51,14 @@ from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.pipelines.graph.answer import asked_gap, compose_answer
 from footnote.pipelines.graph.context import ExampleRetriever
-from footnote.pipelines.graph.conversation import GraphTurn, history_text, refers_back
+from footnote.pipelines.graph.conversation import (
+    GraphTurn,
+    history_text,
+    refers_back,
+    turn_data,
+)
 from footnote.pipelines.graph.ladder import CypherLadder, matched_nothing, schema_gap
+from footnote.pipelines.graph.slots import read_slots, without_spans
 from footnote.pipelines.graph.understand import (
     OTHER,
     GraphUnderstanding,
@@ -59,7 +68,7 @@ from footnote.pipelines.graph.understand import (
 )
 from footnote.pipelines.trace import Trace
 from footnote.store.base import RunStore
-from footnote.store.graph.base import GraphRows, GraphStore
+from footnote.store.graph.base import GraphRows, GraphStore, ValueSlot
 from footnote.textnorm import normalise
 from footnote.types import Answer, AnswerStatus, Sentence, Usage, flat_sentence
 from footnote.verify.checks import Judge
@@ -84,6 +93,10 @@ class GraphRequest:
     run_id: str | None = None
     history: tuple[GraphTurn, ...] = ()
     """Earlier turns of the conversation, oldest first (`GraphQAPipeline.turn()` of each)."""
+    session: str | None = None
+    """The conversation's id in the run store (the run is recorded under it when the
+    pipeline owns the run); each run ends with a `turn` span, what the next turn's history
+    is rebuilt from (`workspace.graph.session_history`)."""
 
 
 @dataclass
@@ -153,6 +166,9 @@ class GraphQAPipeline:
         self._about: tuple[tuple[str, str], ...] = ()
         self._shown = ""
         """The chosen query as shown to people (without the server's row-cap probe)."""
+        self._values: dict[str, Any] = {}
+        """The template's typed non-entity slots, read from the question by code."""
+        self._slot_error = ""
 
     def turn(self) -> GraphTurn:
         """The last question as a turn of its conversation: the user's words, the answer (or
@@ -178,12 +194,14 @@ class GraphQAPipeline:
                 "graph",
                 {"graph": self.spec.name, "question": request.question},
                 user_id=request.principal.id,
+                session_id=request.session,
             )
         finished = False
         try:
             async for event in self._events(request, t0):
                 yield event
             finished = True
+            self.trace.add("turn", "conversation", turn_data(self.turn()), time.time(), 0.0)
         finally:
             if runs is not None and owns:
                 o = self.outcome
@@ -288,9 +306,14 @@ class GraphQAPipeline:
         )
         u = self._route(question, u, found)
         self.trace.add(
-            "route", o.route, {"intent": o.intent, "reason": o.route_reason}, time.time(), 0.0
-        )
+            "route", o.route,
+            {"intent": o.intent, "reason": o.route_reason, "values": self._values},
+            time.time(), 0.0,
+        )  # fmt: skip
         yield Status("route", f"{o.route}: {o.route_reason}" if o.route_reason else o.route)
+        if self._slot_error:  # a value of the wrong type for a typed slot
+            o.status, o.reason = "refused", self._slot_error
+            return
         unclear = [a for a in found if a.ambiguous]
         if unclear:
             names = list(dict.fromkeys(c.entity.name for c in unclear[0].candidates))[:5]
@@ -376,24 +399,46 @@ class GraphQAPipeline:
     def _route(
         self, question: str, u: GraphUnderstanding, found: list[Alignment]
     ) -> GraphUnderstanding:
-        """Keep a template intent only when its slots capture every constraint of the question."""
+        """Keep a template intent only when its slots capture every constraint of the question;
+        its typed slots are read from the question here (a wrong-typed value: `_slot_error`)."""
         o = self.outcome
+        self._values, self._slot_error = {}, ""
         if u.intent == OTHER:
             o.route, o.route_reason = "generated", ""
+            return u
+        intent = self.spec.intents[u.intent]
+        slots = read_slots(question, intent.values, self._allowed, u.intent)
+        if slots.error:
+            o.route, o.route_reason = "template", slots.error
+            self._slot_error = slots.error
             return u
         mentions = [m.text for m in u.entities] + [a.mention for a in found]
         mentions += [n for a in found if a.best for n in (a.best.entity.name, a.best.entity.key)]
         distinct = {(a.best.entity.label, a.best.entity.key) for a in found if a.best}
-        why = template_misfit(question, u.intent, self.spec, mentions, len(distinct), u.constraints)
+        rest = without_spans(question, slots.spans)  # the slots' cues and values are captured
+        why = template_misfit(rest, u.intent, self.spec, mentions, len(distinct), u.constraints)
         labels = {a.best.entity.label for a in found if a.best}
-        missing = [p for p, lab in self.spec.intents[u.intent].params.items() if lab not in labels]
+        missing = [p for p, lab in intent.params.items() if lab not in labels]
         if not why and missing:
             why = f"no entity for the slot(s) {', '.join(missing)}"
+        if not why and slots.missing:
+            why = f"no value for the slot(s) {', '.join(slots.missing)}"
         if why:
             o.route, o.route_reason = "generated", f"template {u.intent} skipped: {why}"
             return u.model_copy(update={"intent": OTHER})
         o.route, o.route_reason = "template", ""
+        self._values = slots.values
         return u
+
+    def _allowed(self, slot: ValueSlot) -> list[str]:
+        """The stored values of an ENUM slot's `Label.property` (the spec names both, checked
+        against the schema; a restricted label is refused by the spec's check)."""
+        label, _, prop = slot.property.partition(".")
+        rows = self.deps.store.query(
+            f"MATCH (n:`{label}`) RETURN DISTINCT n.`{prop}` AS v", {}, limit=1000,
+            timeout_s=self.deps.settings.timeout_s,
+        )  # fmt: skip
+        return [str(r[0]) for r in rows.rows if r[0] is not None]
 
     def _judge(self) -> Judge | None:
         """The judge role as the gate's `judge(claim, rows)`, each call traced."""
@@ -483,7 +528,8 @@ class GraphQAPipeline:
             reading += " (parts: " + "; ".join(u.sub_questions) + ")"
         if hints := self._value_hints(u, entities):
             reading += " (values as stored: " + "; ".join(hints) + ")"
-        async for event in ladder.run(question, intent, entities, req.principal, reading):
+        run = ladder.run(question, intent, entities, req.principal, reading, values=self._values)
+        async for event in run:
             yield event
         res = ladder.result
         o.attempts = res.attempts

@@ -128,7 +128,13 @@ def understand_by_model(
     """The `understand` role's reading of the question, with the conversation's last turns
     (validated; one repair round)."""
     intents = "\n".join(
-        f"- {name}: {i.description} (entities: {', '.join(f'{p} as {lab}' for p, lab in i.params.items()) or 'none'})"
+        f"- {name}: {i.description} (entities: {', '.join(f'{p} as {lab}' for p, lab in i.params.items()) or 'none'}"
+        + (
+            f"; values: {', '.join(f'{p} as {v.type}' for p, v in i.values.items())}"
+            if i.values
+            else ""
+        )
+        + ")"
         for name, i in spec.intents.items()
     )
     system = render("graph_understand", schema=spec.describe(), intents=intents or "(none)")

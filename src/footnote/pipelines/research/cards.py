@@ -16,7 +16,7 @@ from footnote.models.base import Message
 from footnote.models.jsontext import find_json_object
 from footnote.pipelines.research.sources import Passage
 from footnote.prompts import data_section, render
-from footnote.textnorm import looks_like_year, quantities, split_sentences, tokens
+from footnote.textnorm import looks_like_year, quantities, split_sentences, stem, tokens
 from footnote.types import EvidenceCard, sha256_hex
 from footnote.verify import content_tokens
 
@@ -61,14 +61,6 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _stem(token: str) -> str:
-    """A crude stem for matching words (targets ~ target, rates ~ rate)."""
-    for suffix in ("ies", "es", "s"):
-        if len(token) > len(suffix) + 3 and token.endswith(suffix):
-            return token[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return token
-
-
 def candidates(
     question: str, focus: str, passages: Sequence[Passage], limit: int, *, per_passage: int = 2,
     quarantined: Callable[[Passage, int, int], bool] | None = None,
@@ -78,7 +70,7 @@ def candidates(
     bonus for figures; at most `per_passage` sentences of one passage, so the cards spread over
     sources. A sentence `quarantined(passage, start, end)` says is an injection attempt is never
     a candidate."""
-    wanted = {_stem(t) for t in (*content_tokens(question), *content_tokens(focus))}
+    wanted = {stem(t) for t in (*content_tokens(question), *content_tokens(focus))}
     found: dict[tuple[str, int], Candidate] = {}
     for passage in passages:
         prior = 1.0 / (1.0 + 0.25 * passage.rank)
@@ -90,7 +82,7 @@ def candidates(
                 continue  # a heading or a label, not a statement
             if quarantined is not None and quarantined(passage, start, end):
                 continue
-            matched = len(wanted & {_stem(t) for t in tokens(sentence)})
+            matched = len(wanted & {stem(t) for t in tokens(sentence)})
             if matched < MIN_MATCHED:
                 continue
             numbers = [q for q in quantities(sentence) if not looks_like_year(q)]

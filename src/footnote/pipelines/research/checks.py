@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from footnote.pipelines.research.investigate import in_range
@@ -176,10 +176,12 @@ def coverage(
     *,
     searched: bool = True,
     queries: Sequence[str] = (),
+    paywalled: Sequence[Mapping[str, str]] = (),
 ) -> ChecklistItem:
     """Covered, uncovered or conflicting, with the reasons, for one outline item. An item
     whose sub-question never ran is "not searched (budget)"; one that ran and found nothing
-    is "searched, nothing found", with the queries it tried."""
+    is "searched, nothing found", with the queries it tried. Each paywalled page its search
+    met is listed for a check by hand: its URL, when it was retrieved and what to check."""
     reasons: list[str] = []
     supported = [c for c in claims if c.verdict == "supported" and c.kind == "claim"]
     cited = [cards[i] for c in supported for i in c.card_ids if i in cards]
@@ -207,5 +209,8 @@ def coverage(
     if any(item.id in c.item_ids for c in conflicts):
         state = "conflicting"
         reasons.append("sources disagree on a figure (shown side by side)")
+    for page in paywalled:
+        reasons.append(f"check by hand: {page.get('url')} (paywalled; retrieved "
+                       f"{page.get('retrieved_at')}, HTTP {page.get('status')}): {page.get('check')}")  # fmt: skip
     return ChecklistItem(item.id, item.title, state, reasons=tuple(reasons), cards=found,
                          independent_sources=n_independent, stop_reasons=tuple(stop_reasons))  # fmt: skip

@@ -2,9 +2,11 @@
 bn), unit, currency, year and stock-vs-flow, is listed side by side with each source's stated
 scope — never averaged, never silently picked. A metric is the same across wording and language
 when the figures' metric concepts (a small en/zh vocabulary over words, Chinese segmented by
-jieba) overlap. Values in different currencies are shown side by side unconverted (no exchange
-rate is invented); values of different years or of a stock and a flow are different metrics.
-One origin gives one value: a restatement of the same origin is not a further value.
+jieba) overlap. Values in different currencies are compared only through a stated exchange rate
+(`research.fx_rates`: rate, date, source — the conflict's note says which); without one they are
+shown side by side unconverted (no rate is invented). Values of different years or of a stock and
+a flow are different metrics. One origin gives one value: a restatement of the same origin is not
+a further value.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from footnote.config.research import FxRate
 from footnote.pipelines.research.outline import words as segmented_words
 from footnote.textnorm import (
     STOP_WORDS_EN,
@@ -22,6 +25,7 @@ from footnote.textnorm import (
     looks_like_year,
     quantities,
     split_sentences,
+    stem,
 )
 from footnote.types import Conflict, ConflictValue, EvidenceCard, sha256_hex
 
@@ -94,12 +98,6 @@ for _concept, _words in _VOCABULARY.items():
         _CONCEPT_OF[_w] = _CONCEPT_OF.get(_w, frozenset()) | {_concept}
 
 
-def _stem(word: str) -> str:
-    if word.endswith("ies") and len(word) > 5:
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and len(word) > 4 and not word.endswith("ss") else word
-
-
 def metric_concepts(text: str) -> frozenset[str]:
     """The metric concepts a sentence names, in either language (no stop words, no figures)."""
     out: set[str] = set()
@@ -109,7 +107,7 @@ def metric_concepts(text: str) -> frozenset[str]:
                 or any(ch.isdigit() for ch in w) or not any(ch.isalnum() for ch in w)
                 or (w.isascii() and len(w) < 2)):  # fmt: skip
             continue
-        out |= _CONCEPT_OF.get(w) or _CONCEPT_OF.get(_stem(w)) or {_stem(w)}
+        out |= _CONCEPT_OF.get(w) or _CONCEPT_OF.get(stem(w)) or {stem(w)}
     return frozenset(out)
 
 
@@ -206,17 +204,71 @@ def _money(unit: str) -> bool:
     return len(unit) == 3 and unit.isupper()
 
 
+class Rates:
+    """The stated exchange rates (`research.fx_rates`), either direction of each pair."""
+
+    def __init__(self, rates: Sequence[FxRate] = ()) -> None:
+        self.table: dict[tuple[str, str], tuple[float, FxRate]] = {}
+        for r in rates:
+            base, quote = r.pair.split("/")
+            self.table.setdefault((base, quote), (r.rate, r))
+            self.table.setdefault((quote, base), (1.0 / r.rate, r))
+
+    def convert(self, value: float, frm: str, to: str) -> tuple[float, FxRate | None] | None:
+        """`value` in `frm` as `to`, with the rate used (None: same unit); None without a rate."""
+        if frm == to:
+            return value, None
+        found = self.table.get((frm, to))
+        return (value * found[0], found[1]) if found else None
+
+
 def _comparable(a: Measure, b: Measure) -> bool:
-    """Same kind of quantity: one unit, or money in any currency (shown unconverted)."""
+    """Same kind of quantity: one unit, or money in any currency (converted only at a stated
+    rate, else shown unconverted)."""
     return a.unit == b.unit or (_money(a.unit) and _money(b.unit))
 
 
-def _differ(a: Measure, b: Measure) -> bool:
+def _differ(a: Measure, b: Measure, rates: Rates) -> bool:
+    b_value = b.value
     if a.unit != b.unit:
-        return True  # different currencies: no rate is invented, so both are shown
-    if math.isclose(a.value, b.value, rel_tol=0.01):
+        converted = rates.convert(b.value, b.unit, a.unit)
+        if converted is None:
+            return True  # different currencies and no stated rate: both are shown
+        b_value = converted[0]
+    if math.isclose(a.value, b_value, rel_tol=0.01):
         return False
-    return not (a.unit == "%" and b.unit == "%" and abs(a.value - b.value) < 0.5)
+    return not (a.unit == "%" and b.unit == "%" and abs(a.value - b_value) < 0.5)
+
+
+def _amount(value: float, unit: str) -> str:
+    for scale, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        if abs(value) >= scale:
+            return f"{unit} {value / scale:,.3g} {word}"
+    return f"{unit} {value:,.4g}"
+
+
+def _conversion_note(values: Sequence[Measure], unit: str, rates: Rates) -> str:
+    """How values in other currencies were compared: each converted value and the stated rate
+    (its date and source) it was converted at; those without a rate, unconverted."""
+    converted, used, unconverted = [], {}, []
+    for m in values:
+        if m.unit == unit:
+            continue
+        got = rates.convert(m.value, m.unit, unit)
+        if got is None or got[1] is None:
+            unconverted.append(m.unit)
+            continue
+        converted.append(f"{m.text} ≈ {_amount(got[0], unit)}")
+        used[got[1].pair] = got[1]
+    parts = []
+    if converted:
+        stated = "; ".join(f"{r.pair} {r.rate:g} on {r.date} (source: {r.source})"
+                           for r in used.values())  # fmt: skip
+        parts.append(f"compared in {unit} at the stated rate {stated}: {', '.join(converted)}")
+    if unconverted:
+        parts.append(f"in different currencies ({', '.join(sorted({unit, *unconverted}))}): "
+                     "shown unconverted, no exchange rate is assumed")  # fmt: skip
+    return "; ".join(parts)
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
@@ -238,10 +290,14 @@ def find_conflicts(
     items_of: Callable[[EvidenceCard], Sequence[str]],
     *,
     min_overlap: float = 0.3,
+    fx_rates: Sequence[FxRate] = (),
 ) -> list[Conflict]:
     """Groups of figures that disagree: one metric (overlapping metric concepts, one year,
-    stock or flow, comparable units), different origins, and values more than 1 % apart or in
-    different currencies. One value per origin; each value with its scope and year."""
+    stock or flow, comparable units), different origins, and values more than 1 % apart —
+    across currencies only at a stated rate in `fx_rates` (the note says rate, date and
+    source), and without one, in different currencies at all. One value per origin; each value
+    with its scope and year, as its source states it."""
+    rates = Rates(fx_rates)
     ms = [m for c in cards for m in measures(c)]
     parent = list(range(len(ms)))
 
@@ -259,7 +315,7 @@ def find_conflicts(
                 a.year is not None  # a figure without its year is no metric to compare
                 and _comparable(a, b) and a.year == b.year and a.kind == b.kind
                 and origin(a.card) != origin(b.card)
-                and _overlap(a.words, b.words) >= min_overlap and _differ(a, b)
+                and _overlap(a.words, b.words) >= min_overlap and _differ(a, b, rates)
             ):  # fmt: skip
                 parent[find(j)] = find(i)
                 linked |= {i, j}
@@ -280,7 +336,7 @@ def find_conflicts(
                 continue
             per_origin[key] = m
         picked = list(per_origin.values())
-        if len(picked) < 2 or not any(_differ(a, b) for a in picked for b in picked):
+        if len(picked) < 2 or not any(_differ(a, b, rates) for a in picked for b in picked):
             continue
         common = Counter(w for m in picked for w in m.words)
         metric_words = sorted(w for w, n in common.items() if n >= 2)[:5]
@@ -295,8 +351,7 @@ def find_conflicts(
         )  # fmt: skip
         notes = ["values differ; shown side by side with each source's scope, not combined"]
         if len(units) > 1 and all(_money(u) for u in units):
-            notes.append(f"in different currencies ({', '.join(units)}): shown unconverted, "
-                         "no exchange rate is assumed")  # fmt: skip
+            notes.append(_conversion_note(picked, unit, rates))
         if restated:
             notes.append(f"{restated} restatement(s) of the same origin not counted as values")
         ids = sorted(m.card.id for m in picked)

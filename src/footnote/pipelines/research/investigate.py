@@ -1,12 +1,13 @@
-"""One worker: a bounded loop over a sub-question's queries that returns evidence cards, never
-prose, and a `stop_reason` — `done`, or the budget that ran out (`budget_tokens`,
-`budget_calls`, `budget_searches`, `budget_fetches`, `budget_time`). At the limit the worker
-stops spending and returns what it has."""
+"""One worker: a bounded loop over a sub-question's queries — search, read, what is still
+missing, next query — that returns evidence cards, never prose, and a `stop_reason` — `done`,
+or the budget that ran out (`budget_tokens`, `budget_calls`, `budget_searches`,
+`budget_fetches`, `budget_time`). At the limit the worker stops spending and returns what it
+has."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
@@ -22,6 +23,12 @@ from footnote.pipelines.research.cards import (
     card_id,
     make_card,
     select_with_model,
+)
+from footnote.pipelines.research.planner import (
+    MAX_ROUNDS,
+    library_language,
+    read_missing,
+    rounds_for,
 )
 from footnote.pipelines.research.sources import Passage, SourceLog, Sources
 from footnote.pipelines.research.untrusted import Finding, quarantined_spans, scan
@@ -93,6 +100,18 @@ class BudgetWatch:
         )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Query:
+    """A query to search, and whether it may go to the web (a query the model wrote after
+    reading library text stays in the library)."""
+
+    text: str
+    web: bool
+    paired: bool = False
+    """The same query in the library's language: searched with the one before it, and the
+    reader reads both rounds' findings at once."""
+
+
 async def investigate(
     sq: SubQuestion,
     item: OutlineItem,
@@ -103,10 +122,17 @@ async def investigate(
     select: SelectFn | None = None,
     taken: set[str] | None = None,
     reported: set[tuple[str, str]] | None = None,
+    *,
+    missing: SelectFn | None = None,
+    known: Sequence[EvidenceCard] = (),
+    lang: str = "en",
 ) -> WorkerResult:
-    """Run one sub-question's bounded loop — per query: search (and fetch), then choose cards
-    from the new candidates — until it has enough cards, runs out of queries (`done`) or a
-    budget refuses the next step (that budget's stop reason)."""
+    """Run one sub-question's bounded loop — per query: search (and fetch), choose cards from
+    the new candidates, then (with a `missing` reader) ask what is still unanswered, which
+    gives the next query — until nothing is missing, it has enough cards, the rounds its budget
+    pays for are spent (`planner.rounds_for`) or the queries run out (`done`), or a budget
+    refuses the next step (that budget's stop reason). `known`: the cards of the items this one
+    depends on, shown to the reader."""
     log = SourceLog()
     watch = BudgetWatch(sq.id, budget, settings.warn_fraction, emit)
     stop: StopReason = "done"
@@ -123,18 +149,25 @@ async def investigate(
     quarantined = quarantine(findings)
     tried: list[str] = []
     refused: BudgetExceeded | None = None
+    queue = [Query(q, sq.web) for q in sq.queries]
+    rounds, max_rounds = 0, MAX_ROUNDS
+    library_texts: list[str] = []
 
-    for query in sq.queries:
+    while queue:
+        query = queue.pop(0)
+        if query.text.lower() in {t.lower() for t in tried}:
+            continue
         try:
             budget.check()
         except BudgetExceeded as exc:
             stop = stop_reason_of(exc)
             break
-        tried.append(query)
-        got, exceeded = await asyncio.to_thread(sources.gather, query, sq.web, budget, log)
+        tried.append(query.text)
+        got, exceeded = await asyncio.to_thread(sources.gather, query.text, query.web, budget, log)
         kept = [p for p in got if in_range(p.published_at, item.standard)]
         if len(got) > len(kept):
             notes.append(f"{len(got) - len(kept)} passages outside the date range dropped")
+        library_texts += [p.text for p in kept if p.block is not None]
         for event in injection_events(kept, findings, reported):
             await emit(event)
         fresh = [
@@ -151,7 +184,7 @@ async def investigate(
                     select_by_trust_domain, sq.question, fresh, select
                 )
                 notes.append(
-                    f"{query!r}: the model kept {len(by_model)} of {len(fresh)} candidates"
+                    f"{query.text!r}: the model kept {len(by_model)} of {len(fresh)} candidates"
                 )
                 picked = by_model[: want - len(chosen)]
             except BudgetExceeded as exc:
@@ -161,18 +194,64 @@ async def investigate(
                 else:  # the call would not fit what is left: code ranks from here on
                     select, refused = None, exc
                     notes.append(
-                        f"selection by code from {query!r} on: the call would not fit ({exc})"
+                        f"selection by code from {query.text!r} on: the call would not fit ({exc})"
                     )
             except (LicenceRefused, ModelError, ValueError) as exc:
                 notes.append(f"selection by code: {type(exc).__name__}: {exc}")
         chosen += picked
+        rounds += 1
         if exceeded is not None:
             stop = stop_reason_of(exceeded)
             await watch.tick(exceeded.resource)
             break
         await watch.tick()
         if len(chosen) >= want:
+            if missing is not None:
+                notes.append(f"stopped at {want} cards (research.cards_per_question)")
             break
+        if missing is None or (queue and queue[0].paired):
+            continue
+        if rounds >= max_rounds:
+            notes.append(f"stopped after {rounds} rounds: what the budget pays for")
+            break
+        lib_lang = library_language(library_texts)
+        try:
+            budget.check()
+            need = await asyncio.to_thread(
+                read_missing, missing, sq.question, [c.text for c in chosen], known, tried,
+                lang=lang, library_lang=lib_lang,
+                labels=tuple(dict.fromkeys(
+                    lab for x in (*[c.passage.labels for c in chosen], *[k.labels for k in known])
+                    for lab in x)),
+            )  # fmt: skip
+        except BudgetExceeded as exc:
+            if budget.exceeded():
+                stop = stop_reason_of(exc)
+                break
+            missing, refused = None, exc
+            notes.append(f"the plan's queries from here on: the missing call would not fit ({exc})")
+            continue
+        except (LicenceRefused, ModelError, ValueError) as exc:
+            missing = None
+            notes.append(f"the plan's queries from here on: {type(exc).__name__}: {exc}")
+            continue
+        if rounds == 1:
+            max_rounds = rounds_for(budget.limits(), budget.used())
+        if not need.missing:
+            notes.append(f"after {rounds} round(s) the reader found nothing missing")
+            break
+        notes.append(f"still missing after {query.text!r}: {'; '.join(need.missing)[:300]}")
+        # a query written after reading library or labelled text is searched in the library only
+        internal = any(c.passage.block is not None or c.passage.labels for c in chosen) or any(
+            k.block_id or k.labels for k in known
+        )
+        follow = [Query(need.next_query, sq.web and not internal)]
+        if lib_lang and lib_lang != lang:
+            if need.library_query:
+                follow.append(Query(need.library_query, False, paired=True))
+            else:
+                notes.append(f"no query in the library's language ({lib_lang}) was given")
+        queue = follow + queue
     if stop == "done" and refused is not None:
         stop = stop_reason_of(refused)
     if stop == "done" and (over := overshot(budget)) is not None:

@@ -3,6 +3,7 @@ conflicts side by side with their scopes, the checklist, and the evidence cards.
 
 from __future__ import annotations
 
+from footnote.pipelines.export.document import public_location
 from footnote.pipelines.research.checks import judge_not_used
 from footnote.types import INSUFFICIENT_MARK, Brief, EvidenceCard
 
@@ -92,8 +93,14 @@ def brief_markdown(brief: Brief) -> str:
 
 
 def _card_line(card: EvidenceCard) -> str:
+    """A card's note: its source first (title, file name or the web page's URL, locator), then
+    the snippet; the card id last, as an anchor. A library file's server path is never shown."""
     date = card.published_at or "undated"
     independence = {"independent": "", "same_origin": "; a copy of another source",
                     "unconfirmed": "; independence unconfirmed"}[card.independence]  # fmt: skip
-    return (f"“{_cell(card.snippet)}” — {_cell(card.source_title)}, {card.locator} ({date}; "
-            f"{card.source_type}{independence}) `{card.id}`")  # fmt: skip
+    url, file_name = public_location(card.url)
+    where = f" ({_cell(file_name)})" if file_name else ""
+    if url and url not in card.locator:
+        where += f", <{url}>" if " " not in url else f", {_cell(url)}"
+    return (f"**{_cell(card.source_title)}**{where}, {_cell(card.locator)}: "
+            f"“{_cell(card.snippet)}” ({date}; {card.source_type}{independence}); card `{card.id}`")  # fmt: skip

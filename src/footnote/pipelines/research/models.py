@@ -1,6 +1,7 @@
 """The research job's model calls, each charged to the budget it is given and licence-gated by
-the labels of the text it carries: card selection (`understand`), chapter writing (`compose`),
-support judging and same-story attribution (`judge`). A call is refused before it is made
+the labels of the text it carries: planning the outline and reading what is still missing
+(`planner`, the `understand` role), card selection (`understand`), chapter writing
+(`compose`), support judging and same-story attribution (`judge`). A call is refused before it is made
 (`BudgetExceeded`) when its prompt, counted in the model's tokens, plus the reply's limit would
 go over the tokens left: the prompt is known, so no call overshoots by its own size."""
 
@@ -50,6 +51,9 @@ class ResearchModels:
     judge: RoleModel | None = None
     judge_support: JudgeSupport | None = None
     run_id: str | None = None
+    planner: RoleModel | None = None
+    """Proposes the outline and reads what each sub-question still misses (`planner.py`);
+    None: the template outline and the plan's fixed queries."""
 
     def _structured(self, model: RoleModel, budget: Budget, max_tokens: int) -> Callable[..., str]:
         def complete(
@@ -67,6 +71,14 @@ class ResearchModels:
     def select_fn(self, budget: Budget) -> SelectFn | None:
         """Card selection charged to `budget`, or None without a bound model."""
         return None if self.select is None else self._structured(self.select, budget, 160)
+
+    def plan_fn(self, budget: Budget) -> SelectFn | None:
+        """The outline planning call charged to `budget`, or None without a planner model."""
+        return None if self.planner is None else self._structured(self.planner, budget, 900)
+
+    def missing_fn(self, budget: Budget) -> SelectFn | None:
+        """The "what is still missing" call charged to `budget`, or None without a planner."""
+        return None if self.planner is None else self._structured(self.planner, budget, 240)
 
     def write_fn(self, budget: Budget) -> WriteFn | None:
         """Chapter writing charged to `budget`, or None without a bound model."""

@@ -27,6 +27,8 @@ from footnote.textnorm import (
 from footnote.types import EvidenceStandard, Outline, OutlineItem, SubQuestion
 
 TEMPLATE_KINDS = ("players", "market_size", "regulation", "trends", "literature_review")
+MAX_OUTLINE_ITEMS = 12
+"""The most items an outline may have (an edit or a model's proposal with more is refused)."""
 
 
 @cache
@@ -71,22 +73,39 @@ def propose_outline(question: str, template: str | None = None, *, web: bool = T
 
 def edit_outline(outline: Outline, data: dict[str, Any]) -> Outline:
     """The analyst's edit of an outline (the outline JSON, items added, removed or changed);
-    validated: ids unique and non-empty, dependencies on existing items only."""
+    validated by `check_items`."""
     merged = {**to_plain(outline), **data, "question": outline.question}
     try:
         edited = from_plain(Outline, merged)
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"invalid outline: {exc}") from exc
-    ids = [i.id for i in edited.items]
+    check_items(edited.items)
+    return edited
+
+
+def check_items(items: tuple[OutlineItem, ...], max_items: int = MAX_OUTLINE_ITEMS) -> None:
+    """The rules every outline meets, edited by the analyst or proposed by a model (UsageError
+    naming the first broken one): 1 to `max_items` items, ids unique and non-empty, each
+    dependency an existing item, and no cycle of dependencies (a cycle would wait forever)."""
+    ids = [i.id for i in items]
     if not ids:
         raise UsageError("an outline needs at least one item")
+    if len(ids) > max_items:
+        raise UsageError(f"an outline has at most {max_items} items (got {len(ids)})")
     if len(set(ids)) != len(ids) or not all(i.strip() for i in ids):
         raise UsageError("outline item ids must be unique and non-empty")
-    for item in edited.items:
-        unknown = set(item.depends_on) - set(ids)
+    needs = {i.id: set(i.depends_on) for i in items}
+    for item in items:
+        unknown = needs[item.id] - set(ids)
         if unknown:
             raise UsageError(f"item {item.id!r} depends on unknown items {sorted(unknown)}")
-    return edited
+    done: set[str] = set()
+    while len(done) < len(ids):  # peel off the items whose dependencies are all done
+        ready = {i for i in ids if i not in done and needs[i] <= done}
+        if not ready:
+            cycle = sorted(set(ids) - done)
+            raise UsageError(f"the outline's dependencies form a cycle among {cycle}")
+        done |= ready
 
 
 _GENERIC = frozenset(

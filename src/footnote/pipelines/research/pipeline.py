@@ -35,6 +35,7 @@ from footnote.events import (
     SubQuestionStop,
 )
 from footnote.models.budget import Budget
+from footnote.pipelines.research.cards import SelectFn
 from footnote.pipelines.research.checks import (
     JUDGE_NOT_USED,
     SectionCheck,
@@ -164,6 +165,9 @@ class ResearchPipeline:
         yield OutlineEvent(self.outline)
         plan_ = self._plan()
         yield PlanEvent(tuple(plan_))
+        planner = self.options.get("planner")
+        if isinstance(planner, dict):  # who proposed the outline, and why (a fallback says so)
+            yield Status("plan", str(planner.get("note", "")))
         yield Status("plan", f"review sample: {self.settings.review_sample_rate:.0%} of each "
                      f"chapter's claims besides key figures, drawn with seed {self.seed}")  # fmt: skip
         results: dict[str, dict[str, Any]] = dict(self.store.artifacts(self.run_id, "investigate"))
@@ -298,22 +302,32 @@ class ResearchPipeline:
         )  # fmt: skip
         await queue.put(SubQuestionStart(sq))
         item = self.items[sq.item_id]
+        needed = {i for d in sq.depends_on for i in results.get(d, {}).get("card_ids", [])}
+        known = [c for c in self.store.cards(self.run_id) if c.id in needed] if needed else []
         result: WorkerResult = await investigate(
             sq, item, self.deps.sources, child, self.settings, queue.put,
             self.deps.models.select_fn(child) if self.settings.select != "rules" else None,
-            self._taken, self._reported,
+            self._taken, self._reported, missing=self._missing_fn(child), known=known,
+            lang=self.outline.lang,
         )  # fmt: skip
         self.store.put_cards(self.run_id, result.cards)
         record = {"stop_reason": result.stop_reason, "card_ids": [c.id for c in result.cards],
                   "used": result.used, "notes": result.notes, "searches": result.log.searches,
                   "fetches": result.log.fetches, "refused": result.log.refused,
-                  "failed": result.log.failed, "queries": result.queries}  # fmt: skip
+                  "failed": result.log.failed, "queries": result.queries,
+                  "paywalled": result.log.paywalled}  # fmt: skip
         self.store.put_artifact(self.run_id, "investigate", sq.id, record)
         results[sq.id] = record
         for card in result.cards:
             await queue.put(CardEvent(card))
         await queue.put(SubQuestionStop(sq.id, result.stop_reason, len(result.cards), used=result.used,
                                         refused=result.log.refused, failed=result.log.failed))  # fmt: skip
+
+    def _missing_fn(self, budget: Budget) -> SelectFn | None:
+        """The "what is still missing" reader of a sub-question (None: the plan's queries)."""
+        if self.settings.planner == "template":
+            return None
+        return self.deps.models.missing_fn(budget)
 
     def _merge(self, cards: list[EvidenceCard]) -> tuple[MergeResult, list[EvidenceCard]]:
         snaps = {}
@@ -355,7 +369,7 @@ class ResearchPipeline:
         conflicts = find_conflicts(
             cards, origin=lambda c: origin_key(c, merge),
             scope_of=lambda c: scope_sentences(self._text_of(c) or "", c.span),
-            items_of=lambda c: items_of.get(c.id, []),
+            items_of=lambda c: items_of.get(c.id, []), fx_rates=self.settings.fx_rates,
         )  # fmt: skip
         self.store.put_artifact(self.run_id, "conflicts", "", {"conflicts": to_plain(conflicts)})
         return conflicts
@@ -387,7 +401,8 @@ class ResearchPipeline:
         searched = not record.get("skipped") and bool(record.get("queries", True))
         return coverage(item, claims, {c.id: c for c in cards}, conflicts,
                         lambda cs: independent_origins(cs, merge), reasons, len(by_item.get(item.id, [])),
-                        searched=searched, queries=record.get("queries", ()))  # fmt: skip
+                        searched=searched, queries=record.get("queries", ()),
+                        paywalled=record.get("paywalled", ()))  # fmt: skip
 
     async def _section(
         self, item: OutlineItem, bound: list[EvidenceCard], conflicts: list[Conflict],

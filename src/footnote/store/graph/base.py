@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -89,12 +89,34 @@ class Restriction(_Spec):
     attribute: str
 
 
+class ValueSlot(_Spec):
+    """A typed non-entity template parameter ("films after {year}"), read from the question
+    by code (`pipelines.graph.slots`), validated and bound as `$name`; never a model's text."""
+
+    type: Literal["INT64", "DOUBLE", "YEAR", "DATE", "BOOL", "ENUM"]
+    cues: list[str] = Field(
+        default_factory=list,
+        description="Words next to the value ('after', '之后'); for BOOL the words meaning true. "
+        "Empty: the first value of the type anywhere in the question (ENUM: any listed value).",
+    )
+    false_cues: list[str] = Field(default_factory=list, description="BOOL: words meaning false.")
+    values: list[str] = Field(default_factory=list, description="ENUM: the allowed values.")
+    property: str = Field(
+        "", description="ENUM: `Label.property` whose stored values are the allowed ones."
+    )
+    min: float | None = Field(None, description="Smallest allowed number or year.")
+    max: float | None = Field(None, description="Largest allowed number or year.")
+
+
 class Intent(_Spec):
     """A whitelisted question kind answered by a parameterised Cypher template."""
 
     description: str
     cypher: str = Field(description="Template; entities arrive as `$param`, never spliced.")
     params: dict[str, str] = Field(default_factory=dict, description="param → node label")
+    values: dict[str, ValueSlot] = Field(
+        default_factory=dict, description="param → typed non-entity slot (numbers, years, …)"
+    )
     keywords: list[str] = Field(default_factory=list, description="Rule cues (any language).")
     answer: str = Field("", description="Sentence template over a row's columns, e.g. `{title}`.")
 
@@ -129,6 +151,11 @@ class GraphSpec(_Spec):
         default_factory=list,
         description="Groups that may use the graph (empty: everyone), as a source's ACL.",
     )
+    database: str = Field(
+        "",
+        description="An existing database this graph reads in place (`footnote graph attach`): "
+        "a LadybugDB file or a `falkor://host:port/graph` URL; empty: the graph folder's own.",
+    )
     samples: dict[str, dict[str, list[str]]] = Field(
         default_factory=dict,
         description="Label → text property → a few of its values, set at import (`sampled`) "
@@ -158,7 +185,26 @@ class GraphSpec(_Spec):
         for label, r in self.restricted.items():
             if label not in self.nodes or r.property not in self.nodes[label].properties:
                 raise ConfigError(f"{self.name}: restriction on unknown {label}.{r.property}")
+        for name, intent in self.intents.items():
+            for slot_name, slot in intent.values.items():
+                self._check_slot(
+                    f"{self.name}: intent {name}, slot {slot_name}", intent, slot_name, slot
+                )
         return self
+
+    def _check_slot(self, where: str, intent: Intent, name: str, slot: ValueSlot) -> None:
+        if name in intent.params:
+            raise ConfigError(f"{where}: also an entity parameter")
+        if not re.search(rf"\${re.escape(name)}\b", intent.cypher):
+            raise ConfigError(f"{where}: the template has no ${name}")
+        if slot.type == "ENUM" and not slot.values and not slot.property:
+            raise ConfigError(f"{where}: an ENUM slot needs `values` or `property`")
+        if slot.property:
+            label, _, prop = slot.property.partition(".")
+            if label not in self.nodes or prop not in self.nodes[label].properties:
+                raise ConfigError(f"{where}: unknown property {slot.property!r}")
+            if label in self.restricted:  # its values would tell what a caller may not see
+                raise ConfigError(f"{where}: {label} is restricted; list the values instead")
 
     def describe(self) -> str:
         """The schema as compact text for prompts."""

@@ -37,13 +37,18 @@ class LadybugGraph:
 
     backend = "ladybug"
 
-    def __init__(self, folder: Path, spec: GraphSpec, *, writable: bool = False) -> None:
+    def __init__(
+        self, folder: Path, spec: GraphSpec, *, writable: bool = False, path: Path | None = None
+    ) -> None:
+        """`path`: an existing database read in place (an attached graph), not the folder's."""
         self.folder = folder
         self.spec = spec
         self.writable = writable
         lb = _ladybug()
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / DB_FILENAME
+        if path is not None and not path.exists():
+            raise StoreError(f"no LadybugDB database at {path}")
+        path = path or folder / DB_FILENAME
         if not writable and not path.exists():
             raise StoreError(f"graph {spec.name!r} has no database yet: import data first")
         try:

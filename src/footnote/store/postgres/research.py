@@ -38,12 +38,12 @@ class PgResearchStore:
         row = self.db.one("SELECT * FROM research_runs WHERE id = %s", (run_id,))
         return _record(row) if row else None
 
-    def list_research(self, user_id: str, limit: int = 50) -> list[ResearchRecord]:
-        """The user's research runs, newest first."""
+    def list_research(self, user_id: str | None, limit: int = 50) -> list[ResearchRecord]:
+        """The user's research runs (every user's with None: the operator), newest first."""
         rows = self.db.all(
-            "SELECT * FROM research_runs WHERE user_id = %s "
+            "SELECT * FROM research_runs WHERE %s::text IS NULL OR user_id = %s "
             "ORDER BY created_at DESC, id DESC LIMIT %s",
-            (user_id, limit),
+            (user_id, user_id, limit),
         )
         return [_record(r) for r in rows]
 

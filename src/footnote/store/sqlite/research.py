@@ -43,13 +43,13 @@ class SqliteResearchStore:
             ).fetchone()
         return _record(row) if row else None
 
-    def list_research(self, user_id: str, limit: int = 50) -> list[ResearchRecord]:
-        """The user's research runs, newest first."""
+    def list_research(self, user_id: str | None, limit: int = 50) -> list[ResearchRecord]:
+        """The user's research runs (every user's with None: the operator), newest first."""
         with self.lock:
             rows = self.conn.execute(
-                "SELECT * FROM research_runs WHERE user_id = ? "
+                "SELECT * FROM research_runs WHERE ? IS NULL OR user_id = ? "
                 "ORDER BY created_at DESC, id DESC LIMIT ?",
-                (user_id, limit),
+                (user_id, user_id, limit),
             ).fetchall()
         return [_record(r) for r in rows]
 
