@@ -9,8 +9,11 @@ ranges, the sentence splitter and the stop-word lists.
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 import unicodedata
+from typing import Any
 
 from footnote.numbers import Quantity as Quantity
 from footnote.numbers import looks_like_year as looks_like_year
@@ -195,3 +198,21 @@ def fuzzy_contains(haystack: str, needle: str, threshold: float = 0.85) -> bool:
                     break
         best = max(best, matched)
     return best / len(n) >= threshold
+
+
+_jieba_lock = threading.Lock()
+_jieba: Any = None
+
+
+def jieba_segmenter() -> Any:
+    """The jieba module, initialised once per process (its dictionary loads on first use; quiet
+    logging): the one Chinese word segmenter of search, the graph gate and research."""
+    global _jieba
+    with _jieba_lock:
+        if _jieba is None:
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            _jieba = jieba
+    return _jieba

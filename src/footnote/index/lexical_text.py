@@ -9,33 +9,14 @@ separate column, because `unicode61` would index a whole run of ideographs as on
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
-import threading
 from collections.abc import Iterable
-from typing import Any
 
-from footnote.textnorm import CJK_RUN_RE, STOP_WORDS_EN, STOP_WORDS_ZH
+from footnote.textnorm import CJK_RUN_RE, STOP_WORDS_EN, STOP_WORDS_ZH, jieba_segmenter
 from footnote.types import Block
 
 _WORD_RE = re.compile(r"[^\W_]+")
 MAX_QUERY_TERMS = 64
-
-
-_jieba_lock = threading.Lock()
-_jieba: Any = None
-
-
-def _segmenter() -> Any:
-    global _jieba
-    with _jieba_lock:
-        if _jieba is None:
-            import jieba
-
-            jieba.setLogLevel(logging.WARNING)
-            jieba.initialize()
-            _jieba = jieba
-    return _jieba
 
 
 def cjk_words(text: str) -> list[str]:
@@ -43,7 +24,7 @@ def cjk_words(text: str) -> list[str]:
     runs = CJK_RUN_RE.findall(text)
     if not runs:
         return []
-    jieba = _segmenter()
+    jieba = jieba_segmenter()
     out: list[str] = []
     for run in runs:
         out.extend(w for w in jieba.cut_for_search(run) if w.strip())

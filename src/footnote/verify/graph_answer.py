@@ -15,9 +15,7 @@ score is the share of the composer's factual sentences that passed — never a c
 from __future__ import annotations
 
 import json
-import logging
 import re
-import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,6 +26,7 @@ from footnote.textnorm import (
     QUESTION_WORDS_EN,
     STOP_WORDS_EN,
     STOP_WORDS_ZH,
+    jieba_segmenter,
     stem_inflected,
 )
 from footnote.types import Block, Citation, Sentence, Verdict
@@ -63,8 +62,6 @@ CJK_FRAME_WORDS = STOP_WORDS_ZH | frozenset(
      "显示", "根据", "数据", "之一", "还有", "它们", "她们"}
 )  # fmt: skip
 """Chinese function words and the words of framing an answer."""
-_jieba_lock = threading.Lock()
-_jieba: Any = None
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
@@ -263,22 +260,12 @@ def unsupported_words(sentence: str, known: str, vocabulary: Collection[str] = (
     query parameters) nor in `vocabulary` (the schema's words): Latin-script words compared by
     a light stem (`directed` ~ `DIRECTED`, `films` ~ `film`), Chinese as jieba words
     (`unsupported_cjk_words`)."""
-    stems = {stem_inflected(w) for w in _WORD.findall(known)} | {stem_inflected(v) for v in vocabulary}
+    stems = {stem_inflected(w) for w in _WORD.findall(known)} | {
+        stem_inflected(v) for v in vocabulary
+    }
     latin = [w for w in content_words(sentence) if not _known(w, stems)]
     cjk = unsupported_cjk_words(sentence, "\n".join([known, *vocabulary]))
     return list(dict.fromkeys(latin + cjk))
-
-
-def _segmenter() -> Any:
-    global _jieba
-    with _jieba_lock:
-        if _jieba is None:
-            import jieba
-
-            jieba.setLogLevel(logging.WARNING)
-            jieba.initialize()
-            _jieba = jieba
-    return _jieba
 
 
 def _claims(word: str) -> bool:
@@ -293,7 +280,7 @@ def _claims(word: str) -> bool:
 def cjk_content_words(text: str) -> list[str]:
     """The jieba words of `text`'s Chinese runs that could carry a claim (two characters or
     more; not function or framing words)."""
-    return [w for run in CJK_RUN_RE.findall(text) for w in _segmenter().cut(run) if _claims(w)]
+    return [w for run in CJK_RUN_RE.findall(text) for w in jieba_segmenter().cut(run) if _claims(w)]
 
 
 def unsupported_cjk_words(sentence: str, known: str) -> list[str]:
@@ -309,7 +296,7 @@ def unsupported_cjk_words(sentence: str, known: str) -> list[str]:
             if sentence[i:j] not in known:
                 break
             covered[i:j] = [True] * (j - i)
-    jieba = _segmenter()
+    jieba = jieba_segmenter()
     out: list[str] = []
     for word, a, b in jieba.tokenize(sentence):
         if not _claims(word) or all(covered[a:b]):

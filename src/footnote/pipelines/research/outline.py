@@ -6,10 +6,8 @@ share of the run's budget."""
 from __future__ import annotations
 
 import json
-import logging
 import math
 import re
-import threading
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -21,6 +19,7 @@ from footnote.textnorm import (
     QUESTION_WORDS_EN,
     STOP_WORDS_EN,
     STOP_WORDS_ZH,
+    jieba_segmenter,
     text_lang,
     tokens,
 )
@@ -146,19 +145,6 @@ _GENERIC = frozenset(
 """Words of the question's form, not its subject (left out of the subject of queries)."""
 
 
-_jieba_lock = threading.Lock()
-
-
-@cache
-def _jieba() -> Any:
-    with _jieba_lock:
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)
-        jieba.initialize()
-        return jieba
-
-
 def words(text: str) -> list[str]:
     """The words of a text in order: Latin tokens, and each run of Chinese segmented by jieba
     into words (东南亚动力电池 → 东南亚, 动力电池), not single characters."""
@@ -166,7 +152,7 @@ def words(text: str) -> list[str]:
     pos = 0
     for m in CJK_RUN_RE.finditer(text):
         out += tokens(text[pos : m.start()])
-        out += [w for w in _jieba().lcut(m.group()) if w.strip()]
+        out += [w for w in jieba_segmenter().lcut(m.group()) if w.strip()]
         pos = m.end()
     return out + tokens(text[pos:])
 
