@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from footnote.config import IngestSettings, ResearchSettings
 from footnote.errors import BudgetExceeded, FetchError, IngestError
@@ -117,29 +118,15 @@ class WebReader:
         """Web results for `query` (the search is checked against the budget and charged)."""
         if self.web is None:
             return []
-        budget.check_search()
-        try:
-            return self.web.search(query, self.results_per_search)
-        except FetchError as exc:
-            log.failed.append(f"web search {query!r}: {exc}")
-            return []
-        finally:
-            budget.charge(searches=1)
-            log.searches += 1
+        return _charged_search(self.web.search, "web search", query, self.results_per_search,
+                               budget, log)  # fmt: skip
 
     def search_papers(
         self, provider: PaperSearch, query: str, budget: Budget, log: SourceLog
     ) -> list[PaperResult]:
         """One scholarly provider's results for `query` (checked and charged)."""
-        budget.check_search()
-        try:
-            return provider.search(query, self.results_per_search)
-        except FetchError as exc:
-            log.failed.append(f"{provider.name} {query!r}: {exc}")
-            return []
-        finally:
-            budget.charge(searches=1)
-            log.searches += 1
+        return _charged_search(provider.search, provider.name, query, self.results_per_search,
+                               budget, log)  # fmt: skip
 
     def fetch(
         self, url: str, budget: Budget, log: SourceLog, labels: tuple[str, ...] = ()
@@ -396,3 +383,27 @@ def _now() -> str:
 
 
 __all__ = ["BudgetExceeded", "Passage", "SourceLog", "Sources"]
+
+
+R = TypeVar("R")
+
+
+def _charged_search(
+    search: Callable[[str, int], list[R]],
+    name: str,
+    query: str,
+    n: int,
+    budget: Budget,
+    log: SourceLog,
+) -> list[R]:
+    """One search, checked against the budget first and charged whatever happens; a failed one
+    is logged as `name query: error` and gives nothing."""
+    budget.check_search()
+    try:
+        return search(query, n)
+    except FetchError as exc:
+        log.failed.append(f"{name} {query!r}: {exc}")
+        return []
+    finally:
+        budget.charge(searches=1)
+        log.searches += 1
