@@ -1,7 +1,7 @@
 """The review page in a real browser: an analyst opens claims (claim → card → the quoted span
 highlighted in the saved page), approves and rejects with the keyboard and the buttons, edits a
-sentence (refused by the checks, then accepted), ticks the key figures, resolves the conflicts
-and signs off; the PDF export is downloaded and read back by its text."""
+sentence (refused by the checks, then accepted), ticks the key figures, resolves the conflicts,
+decides the origins left undecided (snippets side by side) and signs off; the PDF export is downloaded and read back by its text."""
 
 from __future__ import annotations
 
@@ -136,6 +136,24 @@ def test_review_edit_resolve_and_sign_off(
     expect(two.locator(".chip.resolved")).to_have_text("resolved: both kept")
     one.scroll_into_view_if_needed()
     page.screenshot(path=str(shots / "review-conflicts.png"))
+    # the origins the merge left undecided: the snippets side by side, decided with a reason
+    origins = page.locator(".review-origin")
+    expect(origins).to_have_count(len(view["origins"]))
+    assert view["origins"]
+    for n, group in enumerate(view["origins"]):
+        box = origins.nth(n)
+        expect(box.locator("blockquote")).to_have_count(len(group["cards"]))
+        if n == 0:  # no reason, no decision
+            box.get_by_role("button", name="Independent").click()
+            expect(box.get_by_label("Reason")).to_be_focused()
+            expect(box.locator(".origin-decided")).to_have_count(0)
+        box.get_by_label("Reason").fill("Two separate surveys." if n == 0 else "One table.")
+        box.get_by_role("button", name="Independent" if n == 0 else "Same origin").click()
+        expect(box.locator(".origin-decided")).to_have_text(
+            "decided: independent" if n == 0 else "decided: same origin"
+        )
+    origins.nth(0).scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "review-origins.png"))
     # every sampled claim is opened before sign-off (from the sample box)
     sample = page.locator(".review-sample .page-link")
     for n in range(sample.count()):
@@ -164,6 +182,11 @@ def test_review_edit_resolve_and_sign_off(
     assert "In short:" in text and signed["version_hash"][:20] in text.replace(" ", "")
     log = _call(f"{url}/v1/research/{run_id}/review/log")
     assert log["verified"] and [e["action"] for e in log["entries"]][-1] == "export"
+    decided = [e for e in log["entries"] if e["action"] == "origin"]
+    assert len(decided) == len(view["origins"]) and decided[0]["data"]["decision"] == "independent"
+    assert (
+        decided[0]["data"]["reason"] == "Two separate surveys." and decided[0]["actor"] == "local"
+    )
     # the page in Chinese
     page.locator(".lang-select").select_option("zh")
     expect(page.get_by_role("heading", name=f"审阅: {Q}")).to_be_visible()

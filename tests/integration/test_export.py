@@ -25,6 +25,7 @@ from footnote.workspace.export import export_brief, export_thread
 from footnote.workspace.research import confirm_outline, research_store, start_research
 from footnote.workspace.review import (
     decide,
+    decide_origin,
     mark_seen,
     resolve_conflict,
     review_store,
@@ -82,6 +83,8 @@ def test_every_format_of_a_signed_brief(tmp_path: Path, web: FixtureWeb) -> None
             tick(ws, run_id, c["id"], "ana")
     for conflict in view["conflicts"]:
         resolve_conflict(ws, run_id, conflict["id"], "annotate", "ana", note="scopes differ")
+    for group in view["origins"]:
+        decide_origin(ws, run_id, group["id"], "same", "ana", "one figure, one origin")
     signed = sign_off(ws, run_id, "ana")
     card = next(c for c in view["cards"] if c["snapshot_id"])
     snap = research_store(ws).get_snapshot(card["snapshot_id"])

@@ -70,6 +70,10 @@ def test_review_and_sign_off_over_http(tmp_path: Path, web: FixtureWeb) -> None:
             r = c.post(base + f"/review/conflicts/{conflict['id']}", headers=a,
                        json={"resolution": "choose", "card_id": conflict["values"][0]["card_id"]})  # fmt: skip
             assert r.status_code == 200
+        for group in view["origins"]:
+            r = c.post(base + f"/review/origins/{group['id']}", headers=a,
+                       json={"decision": "same", "reason": "one figure, one origin"})  # fmt: skip
+            assert r.status_code == 200
         signed = c.post(base + "/review/signoff", headers=a)
         assert signed.status_code == 201, signed.text
         out = signed.json()

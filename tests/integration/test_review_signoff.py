@@ -21,6 +21,7 @@ from footnote.workspace.research import research_store
 from footnote.workspace.review import (
     audit_log,
     decide,
+    decide_origin,
     edit_claim,
     mark_seen,
     resolve_conflict,
@@ -60,6 +61,8 @@ def clear_blockers(ws: Workspace, run_id: str, who: str = "ana") -> None:
             tick(ws, run_id, c["id"], who)
     for conflict in view["conflicts"]:
         resolve_conflict(ws, run_id, conflict["id"], "keep_both", who)
+    for group in view["origins"]:
+        decide_origin(ws, run_id, group["id"], "same", who, "one figure, one origin")
 
 
 def test_sign_off_needs_ticks_and_resolutions_then_records_the_version(
@@ -190,6 +193,8 @@ def test_sign_off_needs_every_sampled_claim_opened_and_blockers_name_the_claims(
         tick(ws, run_id, c["id"], "ana")
     for conflict in view["conflicts"]:
         resolve_conflict(ws, run_id, conflict["id"], "keep_both", "ana")
+    for group in view["origins"]:
+        decide_origin(ws, run_id, group["id"], "independent", "ana", "separate counts")
     left = review_view(ws, run_id)["blockers"]
     assert len(left) == len(sampled)
     assert all(b.startswith("sampled claim not opened: \u201c") for b in left)

@@ -93,6 +93,8 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("POST", "/v1/research/{run_id}/review/ticks/{claim_id}"): "ticks a key figure",
     ("POST", "/v1/research/{run_id}/review/conflicts/{conflict_id}"): "records a resolution",
     ("POST", "/v1/research/{run_id}/review/signoff"): "records the sign-off",
+    ("POST", "/v1/research/{run_id}/review/origins/{group_id}"): "records the analyst's "
+    "attribution decision on a group of their own finished run: no model, no run",
     ("ANY", "/mcp"): "the MCP endpoint: its tools are classified one by one (`MCP_RUNS`)",
     ("ANY", "/"): "the web app's static files",
     ("MCP", "read_block"): "reads one stored block (the ACL applies); no model, no run",

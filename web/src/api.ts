@@ -68,8 +68,13 @@ export interface ReviewConflict {
   values: { card_id: string; text: string; year: number | null; scope: string; source_title: string }[];
   resolution: { resolution: string; card_id?: string | null; note?: string } | null;
 }
+export interface ReviewOrigin {
+  id: string; members: string[]; basis: string; cards: ReviewCard[];
+  decision: { decision: "same" | "independent" | "secondary"; reason: string; by: string; at: string } | null;
+}
 export interface ReviewView {
   run_id: string; question: string; sample_rate: number; blockers: string[];
+  origins: ReviewOrigin[];
   review: {
     state: string; version: number; version_hash: string; reviewer: string | null; signed_at: string | null;
     coverage: { claims: number; seen: number; approved: number; edited: number; rejected: number; key_numbers: number;
@@ -106,6 +111,9 @@ export const api = {
   },
   reviewResolve(id: string, conflictId: string, body: { resolution: string; card_id: string | null; note: string }): Promise<ReviewView> {
     return call("POST", `/v1/research/${enc(id)}/review/conflicts/${enc(conflictId)}`, body);
+  },
+  reviewOrigin(id: string, groupId: string, body: { decision: string; reason: string }): Promise<ReviewView> {
+    return call("POST", `/v1/research/${enc(id)}/review/origins/${enc(groupId)}`, body);
   },
   reviewSignOff(id: string): Promise<{ version: number; version_hash: string }> {
     return call("POST", `/v1/research/${enc(id)}/review/signoff`);

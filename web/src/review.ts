@@ -1,8 +1,10 @@
 // The review page (#/review/<run>): the analyst opens each claim (claim → card → snapshot, the
 // quoted span highlighted in the saved page text, or the PDF page with the block highlighted),
 // approves, edits (the server re-checks the sentence through the verification gate) or rejects
-// it, ticks the key figures, resolves the conflicts and signs off the exact version. Every
-// action is appended to the run's hash-chained log. Keyboard: j/k move, Enter opens, a/e/r
+// it, ticks the key figures, resolves the conflicts, decides the origins the merge left
+// undecided (the sources' snippets side by side: same origin, independent or secondary reports,
+// with a reason) and signs off the exact version. Every action is appended to the run's
+// hash-chained log. Keyboard: j/k move, Enter opens, a/e/r
 // decide, x ticks, s shows the source, ? lists the keys.
 
 import { api, type ReviewView } from "./api";
@@ -15,6 +17,8 @@ import { errorText, toast, verdictChip } from "./ui";
 type Claim = ReviewView["sections"][number]["claims"][number];
 type Card = ReviewView["cards"][number];
 type Conflict = ReviewView["conflicts"][number];
+type Origin = ReviewView["origins"][number];
+const ORIGIN_DECISIONS = [["same", "reviewOriginSame"], ["independent", "reviewOriginIndependent"], ["secondary", "reviewOriginSecondary"]] as const;
 
 const EXPORTS: [string, string][] = [
   ["markdown", "Markdown"], ["html", "HTML"], ["pdf", "PDF"], ["json", "JSON"], ["bibtex", "BibTeX"], ["csl", "CSL-JSON"],
@@ -90,7 +94,10 @@ export async function renderReview(main: HTMLElement, runId: string): Promise<vo
                 ? h("ol", { class: "review-claims" }, ...s.claims.map(claimRow))
                 : h("p", { class: "muted" }, t("reviewEmptySection")))),
           view.conflicts.length ? h("section", { class: "review-section", "aria-labelledby": "conflicts-h" },
-            h("h2", { id: "conflicts-h" }, t("reviewConflicts")), ...view.conflicts.map(conflictBox)) : null),
+            h("h2", { id: "conflicts-h" }, t("reviewConflicts")), ...view.conflicts.map(conflictBox)) : null,
+          view.origins.length ? h("section", { class: "review-section review-origins", "aria-labelledby": "origins-h" },
+            h("h2", { id: "origins-h" }, t("reviewOrigins")),
+            h("p", { class: "muted" }, t("reviewOriginsText")), ...view.origins.map(originBox)) : null),
         h("aside", { class: "review-side" }, sampleBox(), signBox(signed), exportBox(), keysBox())),
     );
     const target = active ? root.querySelector<HTMLElement>(`[data-claim="${CSS.escape(active)}"] .claim-toggle`) : null;
@@ -290,6 +297,32 @@ export async function renderReview(main: HTMLElement, runId: string): Promise<vo
         h("tbody", {}, ...conflict.values.map((v) => h("tr", {}, h("td", {}, v.source_title), h("td", {}, v.text), h("td", {}, String(v.year ?? "")), h("td", {}, v.scope || t("reviewNotStated")))))),
       res ? h("p", { class: "chip resolved" }, t(`reviewResolution_${res.resolution}` as never)) : null,
       form);
+  }
+
+  function originBox(group: Origin): HTMLElement {
+    const d = group.decision;
+    const reason = h("textarea", { class: "input", rows: 2, "aria-label": t("reviewOriginReason"), id: `origin-reason-${group.id}` }, d?.reason ?? "");
+    const decideAs = (decision: string) => {
+      if (!reason.value.trim()) {
+        toast(t("reviewOriginNeedsReason"), "error");
+        reason.focus();
+        return;
+      }
+      void act(() => api.reviewOrigin(runId, group.id, { decision, reason: reason.value }));
+    };
+    return h("div", { class: "review-origin card", "data-origin": group.id },
+      h("div", { class: "origin-cards" }, ...group.cards.map((card) =>
+        h("div", { class: "review-card", "data-card": card.id },
+          h("blockquote", {}, card.snippet),
+          h("div", { class: "card-meta" }, h("strong", {}, card.source_title || card.url), " · ", card.locator,
+            card.published_at ? ` · ${card.published_at}` : "")))),
+      h("p", { class: "muted origin-basis" }, group.basis),
+      d ? h("p", {}, h("span", { class: "chip resolved origin-decided" }, t(`reviewOriginDecided_${d.decision}` as never)), " ",
+        h("small", { class: "muted" }, t("reviewOriginBy", { who: d.by, reason: d.reason }))) : null,
+      h("div", { class: "origin-form" }, reason,
+        h("div", { class: "claim-actions", role: "group", "aria-label": t("reviewOrigins") },
+          ...ORIGIN_DECISIONS.map(([decision, label]) =>
+            h("button", { class: "btn small", type: "button", "data-decision": decision, "aria-pressed": d?.decision === decision ? "true" : "false", onclick: () => decideAs(decision) }, t(label))))));
   }
 
   function sampleBox(): HTMLElement {

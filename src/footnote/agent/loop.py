@@ -49,7 +49,9 @@ class AgentStep(BaseModel):
     thought: str = Field("", description="Why this step.")
     tool: str | None = Field(None, description="The tool to call.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments.")
-    final: str | None = Field(None, description="The final answer, citing block ids.")
+    final: str | None = Field(
+        None, description="The final answer, citing block ids (or graph row ids)."
+    )
 
 
 @dataclass
@@ -193,4 +195,7 @@ def _rejected(events: Sequence[Event]) -> str | None:
         for v in events
         if isinstance(v, Verification) and v.verdict != "supported"
     ]
-    return "; ".join(reasons) or "no sentence cited a block id exactly as a tool showed it"
+    return (
+        "; ".join(reasons)
+        or "no sentence cited a block or graph row id exactly as a tool showed it"
+    )

@@ -286,9 +286,29 @@ async def _drain(events: Any, trace: bool) -> None:
             err.print(f"[dim]{event.type:<13}[/] {escape(data[:300])}")
 
 
-@graph_app.command("synth")
+SYNTH_HELP = """Generate question→Cypher pairs for a LoRA adapter or few-shot examples, each
+checked before it is kept, and write them as chat fine-tuning JSONL.
+
+A pair is kept when its Cypher parses, passes the read-only guard, EXPLAINs and returns rows
+with a value, the question names the query's literals, and the checker model — shown only the
+question and the rows, never the query or the writer's words — agrees the rows answer the
+question. The writer is `compose` (facts mode) or `cypher` (free mode); the checker is
+`--checker` (the `judge` role by default). When the checker is unbound or bound to the
+writer's model, no model checks: the pairs are checked by execution and code only, and the
+report says so.
+
+Human spot-check: `--review sample.csv` (or .jsonl) writes a random sample of the checked
+pairs (`--review-size`, `--review-seed`; the seed is printed) with blank `human_verdict` and
+`human_note` columns. Fill `human_verdict` with yes (the question and its rows match) or no,
+then `footnote graph synth --import-review sample.csv` prints how often you agree with the
+automatic check (`auto_verdict`: keep, or reject when the checker disagreed)."""
+
+
+@graph_app.command("synth", help=SYNTH_HELP)
 def synth(
-    graph: Annotated[str, typer.Argument(help="Graph name.")],
+    graph: Annotated[
+        str | None, typer.Argument(help="Graph name (not needed with --import-review).")
+    ] = None,
     n: Annotated[int, typer.Option("--n", help="Pairs wanted.")] = 20,
     out_path: Annotated[Path, typer.Option("--out", help="JSONL file to write.")] = Path(
         "pairs.jsonl"
@@ -296,47 +316,109 @@ def synth(
     mode: Annotated[
         str,
         typer.Option(
-            help="`facts`: template Cypher over real nodes, question by the model, "
-            "checked by a second call; `free`: the model proposes pairs."
+            help="`facts`: template Cypher over real nodes, question by the `compose` model; "
+            "`free`: the `cypher` model proposes pairs."
         ),
     ] = "facts",
     lang: Annotated[str, typer.Option(help="Language of the questions (facts mode).")] = "English",
     library: Annotated[
         bool, typer.Option(help="Also add kept pairs to the graph's few-shot examples.jsonl.")
     ] = False,
+    checker: Annotated[
+        str,
+        typer.Option(
+            help="Model role that checks the pairs; must be bound to another model "
+            "than the writer's, else the check is by execution and code only."
+        ),
+    ] = "judge",
+    review: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write a random sample of the checked pairs here for a human "
+            "spot-check (.csv: CSV, else JSONL), with blank verdict columns."
+        ),
+    ] = None,
+    review_size: Annotated[int, typer.Option(min=1, help="Pairs in the review sample.")] = 20,
+    review_seed: Annotated[
+        int | None, typer.Option(help="Seed of the review sample (default: drawn and printed).")
+    ] = None,
+    import_review: Annotated[
+        Path | None,
+        typer.Option(
+            "--import-review",
+            help="Read a filled review file back and report the "
+            "human agreement with the automatic check (nothing is generated).",
+        ),
+    ] = None,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Generate question→Cypher pairs kept only when they parse, pass the guard and EXPLAIN and
-    return rows (facts mode: and a second model call agrees the question matches); write chat
-    fine-tuning JSONL; report kept/generated and the time."""
     from footnote.eval.graph_facts import synthesise_from_facts
+    from footnote.eval.graph_review import import_review as read_review
+    from footnote.eval.graph_review import pick_checker
     from footnote.eval.graph_synth import synthesise
     from footnote.pipelines.graph.context import EXAMPLES_FILE
 
+    if import_review is not None:
+        try:
+            agreement = read_review(import_review)
+        except (OSError, ValueError) as exc:
+            _fail(exc)
+        _print_review(agreement, as_json)
+        return
+    if graph is None:
+        return _fail(ValueError("give GRAPH (or --import-review FILE)"))  # type: ignore[no-any-return]
     if mode not in ("facts", "free"):
         _fail(ValueError("--mode is facts or free"))
+    writer = "compose" if mode == "facts" else "cypher"
     with _workspace(workspace) as ws:
+        try:
+            check = pick_checker(ws.models, writer, checker)
+        except FootnoteError as exc:
+            _fail(exc)
+        err.print(escape(check.note))
         catalog = ws.graph_catalog()
         store = catalog.open(graph)
         lib = catalog.folder(graph) / EXAMPLES_FILE if library else None
         try:
             if mode == "facts":
-                checker = "judge" if ws.models.is_bound("judge") else "compose"
                 report = synthesise_from_facts(
-                    store, ws.models.chat("compose"), ws.models.chat(checker), n, out_path,
-                    lang=lang, library=lib, progress=lambda m: err.print(escape(m)),
+                    store, ws.models.chat(writer), check.model, n, out_path, lang=lang,
+                    library=lib, progress=lambda m: err.print(escape(m)), review=review,
+                    review_size=review_size, review_seed=review_seed,
                 )  # fmt: skip
             else:
-                report = synthesise(
-                    store, ws.models.chat("cypher"), n, out_path, progress=lambda m: err.print(m)
-                )
+                report = synthesise(store, ws.models.chat(writer), n, out_path,
+                                    progress=lambda m: err.print(escape(m)),
+                                    checker=check.model, review=review,
+                                    review_size=review_size, review_seed=review_seed)  # fmt: skip
         finally:
             store.close()
+    report["check"] = check.note  # the role-level reason (bindings), not the model names
     if as_json:
         _print_json(report)
-    else:
-        out.print(
-            f"kept {report['kept']} of {report['generated']} pairs in {report['seconds']}s "
-            f"({report['model_calls']} model calls) → {escape(str(out_path))}"
-        )
+        return
+    out.print(
+        f"kept {report['kept']} of {report['generated']} pairs in {report['seconds']}s "
+        f"({report['model_calls']} model calls) → {escape(str(out_path))}; {escape(check.note)}"
+    )
+    if report["review"]:
+        r = report["review"]
+        out.print(f"review sample: {r['size']} of {r['of']} checked pairs (seed {r['seed']}) → "
+                  f"{escape(r['file'])}; fill human_verdict (yes/no), then "
+                  f"`footnote graph synth --import-review {escape(r['file'])}`")  # fmt: skip
+
+
+def _print_review(agreement: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        _print_json(agreement)
+        return
+
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{100 * x:.0f}%"
+
+    out.print(f"reviewed {agreement['reviewed']} of {agreement['rows']} pairs: human agrees "
+              f"with the automatic check on {pct(agreement['agreement'])} (kept pairs "
+              f"{pct(agreement['agreement_kept'])}, rejected {pct(agreement['agreement_rejected'])})")  # fmt: skip
+    if agreement["disagreements"]:
+        out.print("differs on: " + ", ".join(escape(i) for i in agreement["disagreements"]))

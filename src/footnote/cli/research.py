@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 import time
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -43,7 +44,8 @@ research_app = typer.Typer(
     no_args_is_help=True,
     help="Research briefs: `footnote research QUESTION` proposes an outline, waits for you to "
     "confirm or edit it, then investigates the library (and the web where allowed) and writes a "
-    "brief whose every claim cites an evidence card. `show`, `resume` and `ls` manage runs.",
+    "brief whose every claim cites an evidence card. `show`, `resume` and `ls` manage runs; "
+    "`origins` lists and decides the attribution left to you.",
 )
 app.add_typer(research_app, name="research")
 
@@ -303,6 +305,86 @@ def ls_cmd(
         table.add_row(r["id"], r["state"], escape(r["user"]), str(r["mode"]),
                       r["created_at"][:19], escape(r["question"]))  # fmt: skip
     out.print(table)
+
+
+class _Origin(StrEnum):
+    same = "same"
+    independent = "independent"
+    secondary = "secondary"
+
+
+@research_app.command("origins")
+def origins_cmd(
+    run_id: Annotated[str, typer.Argument(help="A research run id (with a brief).")],
+    decision: Annotated[
+        _Origin | None,
+        typer.Argument(
+            metavar="[DECISION]",
+            help="With --decide: same (the cards restate one origin: counted once), "
+            "independent (independence confirmed by you: each card counts), or secondary "
+            "(secondary reports of one origin: counted once, not a primary source).",
+        ),
+    ] = None,
+    decide: Annotated[
+        str | None,
+        typer.Option("--decide", metavar="GROUP", help="The group to decide (an id listed here)."),
+    ] = None,
+    reason: Annotated[
+        str, typer.Option(help="Why you decide so (required with --decide; logged).")
+    ] = "",
+    user: Annotated[
+        str | None, typer.Option(help="Who decides (logged; default: the run's owner).")
+    ] = None,
+    workspace: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the groups of cards whose attribution the merge left undecided (cards of different
+    sources quoting one figure without naming where it comes from), their snippets side by
+    side; or decide one: `footnote research origins RUN --decide GROUP same|independent|secondary
+    --reason "…"`. Each decision goes to the run's hash-chained review log, changes the brief's
+    cards and checklist, and sign-off waits until every group is decided."""
+    from footnote.workspace.research import research_store
+    from footnote.workspace.review import decide_origin, origin_groups
+
+    if (decide is None) != (decision is None):
+        _fail(ValueError("--decide GROUP goes with a decision: same, independent or secondary"), 2)
+    if decide is not None and not reason.strip():
+        _fail(ValueError('a decision needs a reason: --reason "…"'), 2)
+    with _workspace(workspace) as ws:
+        record = research_store(ws).get_research(run_id)
+        if record is None:
+            _fail(ValueError(f"no research run {run_id!r} (see `footnote research ls`)"))
+            return
+        if decide is not None and decision is not None:
+            decide_origin(ws, run_id, decide, decision.value, user or record.user_id, reason)
+            if not as_json:
+                err.print(f"[green]group {escape(decide)} decided: {decision.value}[/]")
+        groups = origin_groups(ws, run_id)
+    if as_json:
+        _print_json(groups)
+        return
+    _print_origins(run_id, groups)
+
+
+def _print_origins(run_id: str, groups: list[dict[str, Any]]) -> None:
+    if not groups:
+        out.print("No undecided attribution in this run.")
+        return
+    for g in groups:
+        d = g["decision"]
+        state = (f"[green]{d['decision']}[/] by {escape(str(d['by']))}: {escape(d['reason'])}"
+                 if d else "[yellow]undecided[/]")  # fmt: skip
+        table = RichTable(title=f"{g['id']}  {state}", show_lines=True, title_justify="left")
+        for c in g["cards"]:
+            table.add_column(escape(c["source_title"] or c["url"] or c["id"]), overflow="fold",
+                             ratio=1)  # fmt: skip
+        table.add_row(*(escape(c["snippet"]) for c in g["cards"]))
+        out.print(table)
+        out.print(f"[dim]{escape(g['basis'])}[/]")
+    left = sum(g["decision"] is None for g in groups)
+    if left:
+        out.print(f"{left} undecided: footnote research origins {run_id} --decide GROUP "
+                  'same|independent|secondary --reason "…"', markup=False)  # fmt: skip
 
 
 # -- evaluation: `footnote eval research-dev` ---------------------------------------------

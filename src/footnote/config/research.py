@@ -105,12 +105,34 @@ class ResearchSettings(_Section):
     )
     library_k: int = Field(12, ge=1, le=100, description="Blocks read per library search.")
     fetches_per_search: int = Field(5, ge=0, le=20, description="Result pages fetched per search.")
-    cards_per_question: int = Field(6, ge=1, le=50, description="Cards a sub-question keeps.")
+    cards_per_question: int = Field(
+        0,
+        ge=0,
+        le=200,
+        description="Cards a sub-question keeps: 0 = as many as its chapter aims at "
+        "(`research.target_pages` at the run's budget); a number fixes it.",
+    )
+    target_pages: float = Field(
+        10.0,
+        gt=0,
+        le=100,
+        description="Pages of checked claims a brief aims at (500 words or 1,000 CJK characters "
+        "a page, 20 sentences a page), shared equally by its chapters; a chapter gets fewer "
+        "when its share of the budget's synthesis reserve pays for fewer (about 500 tokens a "
+        "checked sentence), and never more than its evidence holds (one sentence per card).",
+    )
     select: str = Field(
         "auto",
         pattern="^(auto|model|rules)$",
         description="Which candidate snippets become cards: the `understand` model picks them "
         "(`model`), code ranks them by the sub-question's words (`rules`), or `auto`.",
+    )
+    model_claims: bool = Field(
+        True,
+        description="A card's claim is what its snippet asserts about the sub-question, written "
+        "by the `understand` model and kept only when the gate finds it in the snippet (numbers, "
+        "words, the judge's entailment when bound) and it bears on the sub-question; otherwise, "
+        "and with `false`, the claim is the verbatim snippet.",
     )
     writer: str = Field(
         "auto",

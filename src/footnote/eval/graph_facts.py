@@ -3,10 +3,12 @@
 Template Cypher is written over real nodes and edges sampled from the graph (a property of
 a named node, its neighbours over a relationship, the reverse, a count, a top-3 ranking); a
 query is kept only when it passes the guard (parse, schema, EXPLAIN) and returns rows with
-a value; then the `compose` role writes the question it answers, and a second call (the
-`judge` role) must agree that the query answers exactly that question. Kept pairs are
-written as chat fine-tuning JSONL and, with `library`, appended to the graph's
-`examples.jsonl` for few-shot retrieval.
+a value; then the `compose` role writes the question it answers, the question must name
+the query's literals (code), and a checker of another model (`eval.graph_review`: the `judge`
+role unless it is the writer's model) shown only the question and the rows must agree they
+answer it. Kept pairs are written as chat fine-tuning JSONL and, with `library`, appended to
+the graph's `examples.jsonl` for few-shot retrieval; with `review`, a seeded sample of the
+checked pairs goes to a file for a human spot-check (`eval.graph_review`).
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from footnote.errors import ModelError
-from footnote.eval.graph_synth import SYSTEM, _has_value
+from footnote.eval.graph_review import Candidate, export_review, independent, literals_missing
+from footnote.eval.graph_synth import SYSTEM, _has_value, _rows_text, ask_checker
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
 from footnote.prompts import render
-from footnote.store.graph.base import GraphQueryError, GraphRows, GraphSpec, GraphStore
+from footnote.store.graph.base import GraphQueryError, GraphSpec, GraphStore
 from footnote.verify.cypher.guard import GraphGuard, Principal
 
 ADMIN = Principal("synth", unrestricted=True)
@@ -36,10 +39,6 @@ SHAPES = ("property", "neighbours", "reverse", "count", "top")
 
 class _Question(BaseModel):
     question: str
-
-
-class _Check(BaseModel):
-    matches: bool
 
 
 @dataclass(frozen=True)
@@ -114,16 +113,10 @@ def fact_query(store: GraphStore, shape: str, rng: random.Random) -> Fact | None
                 "count(b) AS n")  # fmt: skip
 
 
-def _rows_text(rows: GraphRows) -> str:
-    return "\n".join(
-        "; ".join(f"{c}: {v}" for c, v in zip(rows.columns, r, strict=False)) for r in rows.rows[:5]
-    )
-
-
 def synthesise_from_facts(
     store: GraphStore,
     writer: RoleModel,
-    checker: RoleModel,
+    checker: RoleModel | None,
     n: int,
     out: Path,
     *,
@@ -131,16 +124,23 @@ def synthesise_from_facts(
     seed: int = 0,
     library: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    review: Path | None = None,
+    review_size: int = 20,
+    review_seed: int | None = None,
 ) -> dict[str, Any]:
-    """Up to `n` checked pairs from the graph's facts; counts, rejections and the time."""
+    """Up to `n` checked pairs from the graph's facts; counts, rejections, who checked
+    (`check`: no model when `checker` is None or the writer's own model), the review sample
+    and the time."""
     t0 = time.perf_counter()
+    check = independent(writer, checker)
+    candidates: list[Candidate] = []
     rng = random.Random(seed)
     guard = GraphGuard(store)
     labels = tuple(store.spec.labels)
     kept: list[tuple[str, str]] = []
     seen: set[str] = set()
     rejected = {"no_fact": 0, "duplicate": 0, "guard": 0, "no_rows": 0, "model_error": 0,
-                "disagreed": 0}  # fmt: skip
+                "literal_missing": 0, "disagreed": 0}  # fmt: skip
     generated = calls = 0
     tries = 0
     while len(kept) < n and tries < 6 * n:
@@ -172,17 +172,26 @@ def synthesise_from_facts(
             q = structured(writer, [Message("user", render("graph_synth_question", lang=lang,
                            cypher=fact.cypher, rows=shown))], _Question, max_tokens=120,
                            labels=labels)  # fmt: skip
-            calls += 1
-            ok = structured(checker, [Message("user", render("graph_synth_check",
-                            question=q.question, cypher=fact.cypher, rows=shown))], _Check,
-                            max_tokens=20, labels=labels)  # fmt: skip
         except ModelError:
             rejected["model_error"] += 1
             continue
-        if not ok.matches or not q.question.strip():
+        question = " ".join(q.question.split())
+        if not question or literals_missing(question, fact.cypher):
+            rejected["literal_missing"] += 1
+            continue
+        verdict: bool | None = True
+        if check.model is not None:
+            calls += 1
+            verdict = ask_checker(check.model, question, shown, labels)
+            if verdict is None:
+                rejected["model_error"] += 1
+                continue
+        candidates.append(Candidate(question, fact.cypher, shown,
+                                    "keep" if verdict else "reject", check.by))  # fmt: skip
+        if not verdict:
             rejected["disagreed"] += 1
             continue
-        kept.append((" ".join(q.question.split()), fact.cypher))
+        kept.append((question, fact.cypher))
         if progress is not None:
             progress(f"kept {len(kept)}/{n} ({fact.shape}): {kept[-1][0][:70]}")
     system = SYSTEM.format(schema=store.spec.describe())
@@ -198,6 +207,8 @@ def synthesise_from_facts(
                 f.write(
                     json.dumps({"question": question, "cypher": cypher}, ensure_ascii=False) + "\n"
                 )
+    sample = export_review(candidates, review, review_size, review_seed) if review else None
     return {"mode": "facts", "generated": generated, "kept": len(kept), "rejected": rejected,
+            "check": check.note, "checked_by": check.by, "review": sample,
             "model_calls": calls, "seconds": round(time.perf_counter() - t0, 1),
             "out": str(out), "library": str(library) if library else None}  # fmt: skip

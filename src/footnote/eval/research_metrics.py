@@ -15,6 +15,9 @@
 - **uncovered stated**: the brief names what it does not cover.
 - **reprints**: members of a gold reprint group counted as independent (at most one may be).
 - **cost**: tokens, model calls, searches, fetches, minutes.
+- **pages**: the brief's Markdown in pages (`length.estimate_pages`: 500 words or 1,000 CJK
+  characters a page), and its chapters' claims alone (`claim_pages`, what the seed's "8–15
+  pages of checked claims" counts).
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from footnote.pipelines.research.length import estimate_pages
+from footnote.pipelines.research.markdown import brief_markdown
+from footnote.serialize import brief_from_dict
 from footnote.textnorm import (
     contains,
     fuzzy_contains,
@@ -198,6 +204,19 @@ def cost(brief: dict[str, Any]) -> dict[str, float]:
     }  # fmt: skip
 
 
+def pages(brief: dict[str, Any]) -> dict[str, float | None]:
+    """Pages of the whole brief as Markdown (None for a record that is not a whole brief), and
+    of its chapters' claims alone."""
+    try:
+        whole: float | None = estimate_pages(brief_markdown(brief_from_dict(brief)))
+    except (KeyError, TypeError, ValueError):
+        whole = None
+    return {
+        "pages": whole,
+        "claim_pages": estimate_pages("\n".join(c["text"] for c in _claims(brief))),
+    }
+
+
 def score_brief(
     case: dict[str, Any], brief: dict[str, Any], snapshot_text: Callable[[dict[str, Any]], str | None],
     judge: Judge | None,
@@ -223,6 +242,7 @@ def score_brief(
         or any(c["state"] == "uncovered" for c in brief["checklist"]),
         "reprints": reprint_scores(case, brief),
         "cost": cost(brief),
+        **pages(brief),
         "wrapped_up": brief["wrapped_up"],
     }
 
@@ -257,6 +277,7 @@ def summarise(
         "tokens": tokens, "calls": mean(lambda s: s["cost"]["calls"]),
         "searches": mean(lambda s: s["cost"]["searches"]), "fetches": mean(lambda s: s["cost"]["fetches"]),
         "minutes": mean(lambda s: s["cost"]["minutes"]),
+        "pages": mean(lambda s: s.get("pages")), "claim_pages": mean(lambda s: s.get("claim_pages")),
         "tokens_vs_seed": round(tokens / seed_tokens, 4) if tokens is not None else None,
         "wrapped_up": sum(1 for r in ok if r["scores"]["wrapped_up"]),
     }  # fmt: skip

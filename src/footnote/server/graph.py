@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -119,17 +118,13 @@ async def build_library_graph(state: State, user: Caller) -> GraphOut:
 
 
 def _history(state: ServerState, user_id: str, session: str, graph: str) -> tuple[Any, ...]:
-    """The last turns of the caller's session on this graph, from its recorded runs."""
-    from footnote.pipelines.graph.conversation import MAX_TURNS, turn_from_events
+    """The last turns of the caller's session on this graph, from the `turn` span of each of its
+    recorded runs — whichever surface (HTTP, MCP, library, agent) started them."""
+    from footnote.workspace.graph import session_history
 
-    turns = []
-    for rid in state.hub.runs.session_runs(user_id, session):
-        run = state.hub.runs.get_run(rid)
-        if run is None or run.get("kind") != "graph" or run["input"].get("graph") != graph:
-            continue
-        events = [(e.type, json.loads(e.data)) for e in state.hub.events.events(rid)]
-        turns.append(turn_from_events(str(run["input"].get("question", "")), events))
-    return tuple(turns[-MAX_TURNS:])
+    return session_history(
+        state.ws, user_id, session.removeprefix("graph:"), graph, must_exist=False
+    )
 
 
 @router.post(

@@ -1,9 +1,11 @@
 """The analyst's review of a research brief over HTTP, and exports.
 
 `GET …/review` is what the review page shows; each action (seen, approve / edit / reject,
-tick, resolve) appends to the run's hash-chained log and answers with the updated review;
-`POST …/review/signoff` signs the exact current version (409 with the reasons while key
-figures are unticked or conflicts open); `GET …/review/log` is the log for audit.
+tick, resolve, an origin decision) appends to the run's hash-chained log and answers with the
+updated review; `GET …/review/origins` lists the groups of cards whose attribution the merge
+left undecided and `POST …/review/origins/{group}` decides one (same / independent /
+secondary, with a reason); `POST …/review/signoff` signs the exact current version (409 with
+the reasons while key figures are unticked, conflicts open or origins undecided); `GET …/review/log` is the log for audit.
 `GET …/export` renders the brief (Markdown, HTML, PDF, JSON, BibTeX, CSL-JSON); chat threads
 and single answers export at `/v1/sessions/{id}/export`. Only the run's owner sees any of it."""
 
@@ -61,6 +63,17 @@ class Resolution(BaseModel):
     resolution: Literal["choose", "keep_both", "annotate"]
     card_id: str | None = None
     note: str = Field("", max_length=2000)
+
+
+class OriginDecision(BaseModel):
+    """The analyst's decision on an undecided attribution group, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["same", "independent", "secondary"] = Field(
+        ..., description="same: one origin (counted once); independent: confirmed independent; "
+        "secondary: secondary reports of one origin (counted once)"
+    )  # fmt: skip
+    reason: str = Field(..., min_length=1, max_length=2000)
 
 
 def _reviewable(state: ServerState, user: User, run_id: str) -> None:
@@ -137,6 +150,29 @@ async def post_resolution(
     resolve_conflict(state.ws, run_id, conflict_id, body.resolution, user.id,
                      card_id=body.card_id, note=body.note)  # fmt: skip
     return _view(state, run_id)
+
+
+@router.get("/v1/research/{run_id}/review/origins")
+async def get_origins(run_id: str, state: State, user: Caller) -> list[dict[str, Any]]:
+    """The groups whose attribution the merge left undecided: their cards side by side, why
+    the code could not decide, and the analyst's decision so far."""
+    from footnote.workspace.review import origin_groups
+
+    _reviewable(state, user, run_id)
+    return origin_groups(state.ws, run_id)
+
+
+@router.post("/v1/research/{run_id}/review/origins/{group_id}")
+async def post_origin(
+    run_id: str, group_id: str, body: OriginDecision, state: State, user: Caller
+) -> dict[str, Any]:
+    """Decide an undecided group (logged with the caller and the reason); answers with the
+    review, the decided group as `result` (404: no such group; 422: an empty reason)."""
+    from footnote.workspace.review import decide_origin
+
+    _reviewable(state, user, run_id)
+    group = decide_origin(state.ws, run_id, group_id, body.decision, user.id, body.reason)
+    return _view(state, run_id, group)
 
 
 @router.post("/v1/research/{run_id}/review/signoff", status_code=201)

@@ -17,13 +17,13 @@ from footnote.index import SearchFilters
 from footnote.models.budget import Budget
 from footnote.models.roles import NO_EXTERNAL
 from footnote.pipelines.chat.pipeline import AnswerFn, ChatDeps, ChatPipeline, ChatTurn
+from footnote.pipelines.graph.agent_cite import GraphRowsShown, verify_agent_answer
 from footnote.pipelines.memory import ConversationMemory
 from footnote.pipelines.trace import Trace
 from footnote.serialize import answer_to_dict
 from footnote.store.records import ChatMessage, User
 from footnote.types import Hit
 from footnote.verify import Judge, Thresholds
-from footnote.verify.gate import verify_text_answer
 from footnote.workspace.reproduce import (
     add_reproduce_tools,
     computation_blocks,
@@ -168,8 +168,9 @@ def _agent(
     add_paper_tools(tools, paper_search(settings.research))  # the research job's scholarly search
     from footnote.workspace.graph import add_agent_graph_tool
 
+    graph_rows = GraphRowsShown()  # rows graph_query shows in this run: citable by id
     add_agent_graph_tool(ws, tools, user, session_id=session_id or run_id, run_id=run_id,
-                         loop=loop, labels=ctx.labels)  # fmt: skip
+                         loop=loop, labels=ctx.labels, shown=graph_rows)  # fmt: skip
 
     judge = _judge(parts.judge_model, settings.ask.use_judge, lambda: tuple(ctx.labels), trace)
 
@@ -178,9 +179,10 @@ def _agent(
             return ask(question)
         blocks = list(ws.store.get_blocks(list(ctx.seen)).values()) + computation_blocks(computed)
         thresholds = Thresholds(settings.verify.supported_threshold, settings.verify.weak_threshold)
-        checked = verify_text_answer(
-            question, text, blocks, thresholds=thresholds, judge=judge, span=trace.span
-        )
+        checked = verify_agent_answer(
+            question, text, blocks, graph_rows, thresholds=thresholds, judge=judge,
+            span=trace.span,
+        )  # fmt: skip
         return with_computation_inputs(checked, computed, ws.store)
 
     def run(question: str) -> AsyncIterator[Event]:

@@ -24,6 +24,7 @@ from footnote.verify.cypher.guard import Principal
 if TYPE_CHECKING:
     from footnote.agent.tools import ToolRegistry
     from footnote.models import RoleModel
+    from footnote.pipelines.graph.agent_cite import GraphRowsShown
     from footnote.workspace.core import Workspace
 
 SESSION_PREFIX = "graph:"
@@ -243,14 +244,17 @@ def add_agent_graph_tool(
     run_id: str,
     loop: asyncio.AbstractEventLoop,
     labels: dict[str, None],
+    shown: GraphRowsShown | None = None,
 ) -> None:
     """Give a chat turn's agent `graph_query` over the graphs `user` may use (none: no tool).
     Its conversation is the chat session's: every graph question of the session — earlier
     turns and earlier calls of this turn — is the history of the next, so "and which of them
     were born after 1960?" resolves; each call is a `graph` run linked to the turn's run.
     A graph's labels join `labels` (what the agent's later model calls carry) once its data
-    was shown."""
+    was shown. `shown` records the rows shown, which the final answer may cite
+    (`pipelines.graph.agent_cite`)."""
     from footnote.pipelines.graph.agent_tool import add_graph_tool
+    from footnote.verify.graph_answer import schema_words
 
     specs = {s.name: s for s in visible_graphs(ws, user.groups)}
     counter = itertools.count(1)
@@ -264,4 +268,5 @@ def add_agent_graph_tool(
         labels.update(dict.fromkeys(specs[graph].labels))
         return out
 
-    add_graph_tool(tools, list(specs), ask)
+    vocabulary = {name: schema_words(spec) for name, spec in specs.items()}
+    add_graph_tool(tools, list(specs), ask, shown=shown, vocabulary=vocabulary)

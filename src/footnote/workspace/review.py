@@ -11,7 +11,13 @@ from typing import Any
 from footnote.errors import NotFound, UsageError
 from footnote.models.budget import Budget
 from footnote.pipelines.research.checks import check_section, has_key_number, judge_not_used
+from footnote.pipelines.research.merge import MergeResult, merge_from_plain
 from footnote.pipelines.research.models import ResearchModels
+from footnote.pipelines.research.origin_review import (
+    ORIGIN_DECISIONS,
+    decide_brief,
+    undecided_groups,
+)
 from footnote.pipelines.review.decisions import (
     DECISIONS,
     RESOLUTIONS,
@@ -53,10 +59,76 @@ def pipeline_brief(ws: Workspace, run_id: str) -> Brief:
     return from_plain(Brief, data)
 
 
+def run_merge(ws: Workspace, run_id: str) -> MergeResult:
+    """The run's merge artifact (empty for a run without one, e.g. a baseline)."""
+    return merge_from_plain(research_store(ws).get_artifact(run_id, "merge"))
+
+
+def _quoted_snippet(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return "“" + (text if len(text) <= limit else text[: limit - 1] + "…") + "”"
+
+
+def _origin_names(brief: Brief, merge: MergeResult) -> list[tuple[str, str]]:
+    """Each undecided group's id and how a blocker names it (its first card's text)."""
+    cards = {c.id: c for c in brief.cards}
+    out = []
+    for g in undecided_groups(merge):
+        first = next((cards[m] for m in g.members if m in cards), None)
+        quote = _quoted_snippet(first.snippet) if first else ""
+        out.append((g.id, f"{len(g.members)} cards quote one figure {quote} (group {g.id})"))
+    return out
+
+
 def _state(ws: Workspace, run_id: str) -> tuple[Brief, ReviewState, list[SignOff]]:
+    """The brief with the analyst's origin decisions applied, the review state, sign-offs."""
     brief = pipeline_brief(ws, run_id)
     store = review_store(ws)
-    return brief, replay(store.actions(run_id)), store.signoffs(run_id)
+    state = replay(store.actions(run_id))
+    return decide_brief(brief, run_merge(ws, run_id), state.origins), state, store.signoffs(run_id)
+
+
+def origin_groups(ws: Workspace, run_id: str) -> list[dict[str, Any]]:
+    """The groups whose attribution the merge left undecided: each with its cards (snippet,
+    source) side by side, why the code could not decide, and the analyst's decision if any."""
+    brief = pipeline_brief(ws, run_id)
+    state = replay(review_store(ws).actions(run_id))
+    groups = undecided_groups(run_merge(ws, run_id))
+    cards = {c.id: c for c in brief.cards}
+    missing = {m for g in groups for m in g.members if m not in cards}
+    if missing:  # a card the brief does not carry is read from the run's cards
+        cards |= {c.id: c for c in research_store(ws).cards(run_id) if c.id in missing}
+    out = []
+    for g in groups:
+        d = state.origins.get(g.id)
+        out.append({
+            "id": g.id, "members": list(g.members), "basis": g.basis,
+            "cards": [card_to_dict(cards[m]) for m in g.members if m in cards],
+            "decision": ({"decision": d.get("decision"), "reason": d.get("reason", ""),
+                          "by": d.get("by"), "at": d.get("at")} if d else None),
+        })  # fmt: skip
+    return out
+
+
+def decide_origin(
+    ws: Workspace, run_id: str, group: str, decision: str, actor: str, reason: str
+) -> dict[str, Any]:
+    """The analyst decides an undecided group: `same` origin, `independent` or `secondary`,
+    with a reason; appended to the run's log (the last decision per group counts)."""
+    if decision not in ORIGIN_DECISIONS:
+        raise UsageError(
+            f"unknown origin decision {decision!r}; expected {', '.join(ORIGIN_DECISIONS)}"
+        )
+    reason = " ".join(reason.split())
+    if not reason:
+        raise UsageError("an origin decision needs a reason")
+    pipeline_brief(ws, run_id)
+    found = next((g for g in undecided_groups(run_merge(ws, run_id)) if g.id == group), None)
+    if found is None:
+        raise NotFound(f"no undecided attribution group {group!r} in this run")
+    data = {"decision": decision, "reason": reason, "members": list(found.members)}
+    review_store(ws).append_action(run_id, actor, "origin", group, data)
+    return next(g for g in origin_groups(ws, run_id) if g["id"] == group)
 
 
 def _claim(brief: Brief, claim_id: str) -> Any:
@@ -92,7 +164,8 @@ def review_view(ws: Workspace, run_id: str) -> dict[str, Any]:
     ]
     return {
         "run_id": run_id, "question": brief.question, "review": to_plain(reviewed.review),
-        "blockers": blockers(brief, state, signoffs), "sections": sections,
+        "blockers": blockers(brief, state, signoffs, _origin_names(brief, run_merge(ws, run_id))),
+        "sections": sections, "origins": origin_groups(ws, run_id),
         "cards": [card_to_dict(c) for c in brief.cards], "conflicts": conflicts,
         "checklist": to_plain(brief.checklist), "sample_rate": brief.sample_rate,
     }  # fmt: skip
@@ -207,13 +280,15 @@ def resolve_conflict(
 
 
 def sign_off(ws: Workspace, run_id: str, reviewer: str) -> SignOff:
-    """Sign the current version: refused while a key number is unticked or a conflict open,
-    or when an action lands between reading the state and signing it."""
-    brief = pipeline_brief(ws, run_id)
+    """Sign the current version: refused while a key number is unticked, a conflict open or
+    an attribution group undecided, or when an action lands between reading the state and
+    signing it."""
     store = review_store(ws)
     actions, signoffs = store.actions(run_id), store.signoffs(run_id)
     state = replay(actions)
-    blocked = blockers(brief, state, signoffs)
+    merge = run_merge(ws, run_id)
+    brief = decide_brief(pipeline_brief(ws, run_id), merge, state.origins)
+    blocked = blockers(brief, state, signoffs, _origin_names(brief, merge))
     if blocked:
         raise UsageError("cannot sign off: " + "; ".join(blocked))
     digest = version_hash(brief, state)
@@ -247,5 +322,6 @@ def audit_log(ws: Workspace, run_id: str) -> dict[str, Any]:
             "entries": [to_plain(a) for a in actions]}  # fmt: skip
 
 
-__all__ = ["DECISIONS", "audit_log", "decide", "edit_claim", "mark_seen", "resolve_conflict",
-           "review_store", "review_view", "sign_off", "signed_brief", "tick"]  # fmt: skip
+__all__ = ["DECISIONS", "ORIGIN_DECISIONS", "audit_log", "decide", "decide_origin", "edit_claim",
+           "mark_seen", "origin_groups", "resolve_conflict", "review_store", "review_view",
+           "sign_off", "signed_brief", "tick"]  # fmt: skip

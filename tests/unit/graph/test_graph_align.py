@@ -102,3 +102,12 @@ def test_the_intent_confidence_record_holds_to_its_rule() -> None:
         want = intent[key] if key else intent["rules"]["min_confidence"]
         assert best["threshold"] == want
     assert intent["n_fit"] > 0 and intent["n_held_out"] > 0
+
+
+def test_a_latin_name_touching_chinese_is_a_mention() -> None:
+    """A Latin-script name written against Chinese characters ("Ada Stone演过…") has a word
+    boundary there: a CJK character is not a letter of the name."""
+    idx = EntityIndex(ENTS, None)
+    assert idx.mentions("Ada Stone演过哪些电影？") == ["ada stone"]
+    assert idx.mentions("哪些电影有Ada Stone？") == ["ada stone"]
+    assert idx.mentions("Is Adastone演员?") == []

@@ -45,7 +45,7 @@ def test_synth_keeps_only_checked_pairs(films: LadybugGraph, tmp_path: Path) -> 
     assert report["model_calls"] == 4 and report["generated"] == 24 and report["kept"] == 2
     assert report["rejected"] == {
         "duplicate": 1 + 8 + 8, "guard": 3, "no_rows": 2, "error": 0, "model_error": 1,
-        "same_shape": 0,
+        "same_shape": 0, "literal_missing": 0, "disagreed": 0,
     }  # fmt: skip
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert [m["role"] for m in lines[0]["messages"]] == ["system", "user", "assistant"]
@@ -96,9 +96,18 @@ def test_synth_from_facts_keeps_checked_pairs(films: LadybugGraph, tmp_path: Pat
     for shape in ("property", "neighbours", "reverse", "count", "top"):
         fact = fact_query(films, shape, rng)
         assert fact is not None and fact.cypher.startswith("MATCH"), shape
-    writer = _model([json.dumps({"question": f"Question {i}?"}) for i in range(40)])
+
+    def question(msgs: Sequence[Message]) -> str:  # names the query's literal, as it must
+        query = msgs[-1].content.split("Query:")[1].split("First result")[0]
+        named = query.split("'")[1] if "'" in query else "the graph"
+        return json.dumps({"question": f"Question on {named} ({len(query)})?"})
+
+    writer = RoleModel(
+        "compose", FakeChatModel(question, name="fake:w"), ledger=Ledger(), external=False
+    )
     verdicts = [json.dumps({"matches": i % 2 == 0}) for i in range(40)]  # every other disagrees
-    checker = RoleModel("judge", FakeChatModel(verdicts), ledger=Ledger(), external=False)
+    checker = RoleModel("judge", FakeChatModel(verdicts, name="fake:c"), ledger=Ledger(),
+                        external=False)  # fmt: skip
     out, lib = tmp_path / "pairs.jsonl", tmp_path / "examples.jsonl"
     report = synthesise_from_facts(films, writer, checker, 3, out, library=lib, seed=3)
     assert report["kept"] == 3 and report["rejected"]["disagreed"] >= 2

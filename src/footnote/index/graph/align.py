@@ -244,15 +244,21 @@ def _entity(r: Row) -> Entity:
 
 
 def _word_bounded(text: str, key: str) -> bool:
+    """`key` (ASCII) occurs in `text` between word boundaries; a CJK character beside it is a
+    boundary ("Tom Hanks演过…"), a Latin letter or digit is not."""
     start = text.find(key)
     while start >= 0:
         end = start + len(key)
-        left = start == 0 or not text[start - 1].isalnum()
-        right = end == len(text) or not text[end].isalnum()
+        left = start == 0 or not _latin_word_char(text[start - 1])
+        right = end == len(text) or not _latin_word_char(text[end])
         if left and right:
             return True
         start = text.find(key, start + 1)
     return False
+
+
+def _latin_word_char(ch: str) -> bool:
+    return ch.isalnum() and ch.isascii()
 
 
 def _distinct(cands: Sequence[Candidate]) -> set[tuple[str, str]]:

@@ -15,7 +15,12 @@
    results that matched something, and when the candidates disagree or the chosen result is
    empty, `unsure` asks back with the readings (`clarify`) or refuses, instead of presenting
    an empty answer;
-7. when no candidate ran, the fallback rung: the `cypher_fallback` role when it is bound to
+7. a query that matched nothing tries the relaxation rung first (`relax`, `graph.relax`):
+   its string values as stored (aligned), then string equality as case-insensitive
+   CONTAINS; a relaxed run that matches is kept, marked `relaxed`; when every rung matched
+   nothing, the query without its most restrictive filter (the dropped conjunct whose
+   query matches the fewest rows) is kept as `offer`: a question, never the answer;
+8. when no candidate ran, the fallback rung: the `cypher_fallback` role when it is bound to
    a model other than `cypher` (`fallback_rung`); else a different strategy with `cypher`
    (`fallback_candidates` candidates by agreement, the full schema instead of the pruned
    one, examples retrieved for the failing query's pattern).
@@ -41,6 +46,7 @@ from footnote.events import CypherEvent, Event, Guard, Status
 from footnote.index.graph.align import Candidate
 from footnote.models.base import Embedder, Message
 from footnote.models.roles import RoleModel
+from footnote.pipelines.graph.clarify import first_row
 from footnote.pipelines.graph.context import (
     ExampleRetriever,
     examples_block,
@@ -48,6 +54,14 @@ from footnote.pipelines.graph.context import (
     similar_labels,
 )
 from footnote.pipelines.graph.cypher import cypher_messages, extract_cypher, param_names
+from footnote.pipelines.graph.relax import (
+    Aligner,
+    as_stored,
+    loosened,
+    own_params,
+    with_values,
+    without_each_filter,
+)
 from footnote.pipelines.trace import Trace
 from footnote.store.graph.base import (
     GraphQueryError,
@@ -88,6 +102,10 @@ class Ran:
     attempt: int
     shown: str = ""
     """The query as shown to people (`GuardVerdict.shown`); "" when it is `cypher`."""
+    relaxed: str = ""
+    """What the relaxation rung relaxed (in words); "" for a query as written."""
+    original: str = ""
+    """For a relaxed run: the query as written (values shown), which matched nothing."""
 
 
 @dataclass
@@ -104,6 +122,10 @@ class LadderResult:
     agreement: float = 0.0
     failure: str = ""
     """What failed, in words for the user (`error` keeps the engine's own message)."""
+    groups: list[tuple[str, GraphRows, int]] = field(default_factory=list)
+    """The runs grouped by result set: (a query, its rows, how many runs), chosen first."""
+    offer: Ran | None = None
+    """When every rung matched nothing: the query without its most restrictive filter."""
 
 
 def matched_nothing(rows: GraphRows, cypher: str) -> bool:
@@ -144,12 +166,15 @@ class CypherLadder:
         fallback_model: RoleModel | None,
         retriever: ExampleRetriever | None = None,
         embedder: Embedder | None = None,
+        stored: Aligner | None = None,
     ) -> None:
         self.store, self.guard, self.cfg, self.trace = store, guard, settings, trace
         self.complete = complete
         self.cypher_model, self.fallback_model = cypher_model, fallback_model
         self.retriever = retriever
         self.embedder = embedder
+        self.stored = stored
+        """`stored(property, value)`: the value the graph stores for it (the relaxation rung)."""
         self.result = LadderResult()
         self.history = ""
         """The conversation's earlier turns, shown to the Cypher model (set by the pipeline)."""
@@ -186,12 +211,22 @@ class CypherLadder:
                     else:
                         yield ev
                 generate = self.cypher_model is not None or self.fallback_model is not None
-                if ran is not None and generate and matched_nothing(ran.rows, ran.cypher):
-                    self._empty.append(ran)  # the next rung before anything is said
-                    res.error = res.failure = NOTHING_MATCHED
-                elif ran is not None:
-                    res.chosen, res.agreement = ran, 1.0
+                kept: list[Ran] = []
+                if ran is not None:
+                    async for ev in self._keep(ran, kept, principal):
+                        yield ev
+                if kept:
+                    res.chosen, res.agreement = kept[0], 1.0
+                    res.groups = [(kept[0].cypher, kept[0].rows, 1)]
                     return
+                if ran is not None:  # the next rung before anything is said
+                    res.error = res.failure = NOTHING_MATCHED
+                    if not generate:
+                        async for ev in self._offer(principal):
+                            yield ev
+                        res.chosen, res.agreement = ran, 1.0
+                        res.groups = [(ran.cypher, ran.rows, 1)]
+                        return
         if self.cypher_model is None and self.fallback_model is None:
             res.error = (
                 res.error or "no template matches this question and no `cypher` model is bound"
@@ -245,11 +280,13 @@ class CypherLadder:
                         got = ev
                     else:
                         yield ev
-                if got is not None and not matched_nothing(got.rows, got.cypher):
-                    ran.append(got)
+                had = len(ran)
+                if got is not None:
+                    async for ev in self._keep(got, ran, principal):
+                        yield ev
+                if len(ran) > had:
                     break
                 if got is not None:
-                    self._empty.append(got)
                     res.error = res.failure = NOTHING_MATCHED
                     if r == cfg.retries:
                         break
@@ -276,12 +313,11 @@ class CypherLadder:
                 )  # fmt: skip
             text = await self._ask(self.fallback_model, msgs, 0.0, cache=True)
             if text is not None:
-                async for ev in self._try(extract_cypher(text), values, "fallback", principal):
-                    if isinstance(ev, Ran):
-                        (self._empty if matched_nothing(ev.rows, ev.cypher) else ran).append(ev)
-                    else:
-                        yield ev
+                async for ev in self._run_kept(extract_cypher(text), values, principal, ran):
+                    yield ev
         if not ran and self._empty:  # every rung matched nothing: that is the result
+            async for ev in self._offer(principal):
+                yield ev
             ran = self._empty
         if not ran:
             n = res.attempts
@@ -323,11 +359,70 @@ class CypherLadder:
             text = await self._ask(model, msgs, temp, cache=i == 0)
             if text is None:
                 break
-            async for ev in self._try(extract_cypher(text), values, "fallback", principal):
-                if isinstance(ev, Ran):
-                    (self._empty if matched_nothing(ev.rows, ev.cypher) else ran).append(ev)
-                else:
+            async for ev in self._run_kept(extract_cypher(text), values, principal, ran):
+                yield ev
+
+    async def _run_kept(
+        self, cypher: str, values: Mapping[str, Any], principal: Principal, ran: list[Ran]
+    ) -> AsyncIterator[Event]:
+        """Run a fallback candidate; keep it (`_keep`)."""
+        async for ev in self._try(cypher, values, "fallback", principal):
+            if isinstance(ev, Ran):
+                async for e in self._keep(ev, ran, principal):
+                    yield e
+            else:
+                yield ev
+
+    async def _keep(self, got: Ran, ran: list[Ran], principal: Principal) -> AsyncIterator[Event]:
+        """A run that matched something joins `ran`; one that matched nothing waits in
+        `_empty` and tries the relaxations (`as_stored`, then `loosened`): the first relaxed
+        run that matches joins `ran` instead."""
+        if not matched_nothing(got.rows, got.cypher):
+            ran.append(got)
+            return
+        self._empty.append(got)
+        if not self.cfg.relax:
+            return
+        base = got.shown or got.cypher
+        text, params = own_params(base, got.params)
+        tries = []
+        if self.stored is not None and (a := as_stored(text, params, self.stored)):
+            tries.append(a)
+        if b := loosened(text, params):
+            tries.append(b)
+        saved, kept = (self._last, self.result.error, self.result.failure), False
+        for r in tries:
+            async for ev in self._try(r.cypher, r.params, "relaxed", principal):
+                if not isinstance(ev, Ran):
                     yield ev
+                elif not matched_nothing(ev.rows, ev.cypher):
+                    ev.relaxed, ev.original, kept = r.how, with_values(base, got.params), True
+                    ran.append(ev)
+            if kept:
+                break
+        self._last, self.result.error, self.result.failure = saved  # what the model sees
+
+    async def _offer(self, principal: Principal) -> AsyncIterator[Event]:
+        """Every rung matched nothing: `offer` is the first empty query without the conjunct
+        whose removal matches the fewest rows (a question to ask, never the answer)."""
+        if not self.cfg.relax:
+            return
+        found: list[Ran] = []
+        saved = self._last, self.result.error, self.result.failure
+        for empty in self._empty[:2]:
+            base = empty.shown or empty.cypher
+            for r in without_each_filter(*own_params(base, empty.params)):
+                async for ev in self._try(r.cypher, r.params, "relaxed", principal):
+                    if not isinstance(ev, Ran):
+                        yield ev
+                    elif not matched_nothing(ev.rows, ev.cypher):
+                        ev.relaxed, ev.original = r.how, with_values(base, empty.params)
+                        found.append(ev)
+            if found:
+                break
+        self._last, self.result.error, self.result.failure = saved
+        if found:
+            self.result.offer = min(found, key=lambda r: len(r.rows.rows))
 
     def _choose(self, ran: list[Ran]) -> Status:
         """Pick by agreement of result sets; mark disagreement or an empty result as unsure."""
@@ -340,13 +435,16 @@ class CypherLadder:
             groups.values(), key=lambda g: (not matched_nothing(g[0].rows, g[0].cypher), len(g))
         )
         res.chosen, res.agreement = best[0], len(best) / len(ran)
+        res.groups = [(best[0].cypher, best[0].rows, len(best))] + [
+            (g[0].cypher, g[0].rows, len(g)) for g in groups.values() if g is not best
+        ]
         disagree = len(ran) > 1 and len(best) == 1
         empty = matched_nothing(best[0].rows, best[0].cypher)
-        if cfg.unsure != "answer" and (disagree or empty):
+        if cfg.unsure in ("clarify", "refuse") and (disagree or empty):
             res.unsure = cfg.unsure
             if disagree:
                 readings = [g[0] for g in groups.values()]
-                res.options = [f"{r.cypher}  →  {_first_row(r.rows)}" for r in readings[:4]]
+                res.options = [f"{r.cypher}  →  {first_row(r.rows)}" for r in readings[:4]]
                 res.reason = (
                     f"the question can be read in {len(groups)} ways that give different "
                     "results; which one do you mean?"
@@ -499,11 +597,3 @@ def schema_gap(error: str, spec: GraphSpec) -> tuple[str, list[str]] | None:
         )
         return f"the graph does not hold {noun} {what!r}; nearest it holds: {', '.join(near)}", near
     return None
-
-
-def _first_row(rows: GraphRows) -> str:
-    if not rows.rows:
-        return "no rows"
-    first = ", ".join(f"{c}: {v}" for c, v in zip(rows.columns, rows.rows[0], strict=False))
-    more = f" (+{len(rows.rows) - 1} more)" if len(rows.rows) > 1 else ""
-    return first[:120] + more

@@ -16,9 +16,16 @@ In a conversation (`GraphRequest.history`), the understanding is built from the 
 and the question, a follow-up carries the previous turn's entities, and the Cypher model sees
 the earlier turns (`conversation`); `turn()` is what the next request's history keeps (each
 run ends with it as a `turn` span, under `GraphRequest.session`).
-Outcomes: answered, clarify (ambiguous entity or low confidence), no_rows ("no rows for this
-query", with the query), refused (with "the graph does not hold X; it holds Y, Z" when the rows
-do not hold what was asked).
+Whether to ask back is decided by code (`pipelines.graph.clarify`): before the ladder from
+entity ties, after it also from a property the schema lacks, the schema match and the
+candidates' differing results, against `graph.clarify_threshold` (`GraphOutcome.clarify`
+holds the score and signals; when no query could be made, a missing property replaces the
+failure and other signals are said beside it). An empty result first goes down the ladder's relaxation rung
+(values as stored, case-insensitive CONTAINS); an answer from a relaxed query says so, and
+the query without its most restrictive filter is offered as a question, never answered.
+Outcomes: answered, clarify (the signals reached the threshold, or low confidence), no_rows
+("no rows for this query", with the query), refused (with "the graph does not hold X; it
+holds Y, Z" when the question or the rows do not hold what was asked).
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from functools import partial
+from typing import Any
 
 from footnote.config import GraphSettings
 from footnote.errors import FootnoteError, ModelError
@@ -41,7 +49,6 @@ from footnote.events import (
     Final,
     GraphAnswer,
     Intent,
-    Rows,
     Status,
     Verification,
 )
@@ -50,6 +57,14 @@ from footnote.models import judge_support
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.pipelines.graph.answer import asked_gap, compose_answer
+from footnote.pipelines.graph.clarify import (
+    Decision,
+    code_signals,
+    decide,
+    entity_signals,
+    first_row,
+    reading_signals,
+)
 from footnote.pipelines.graph.context import ExampleRetriever
 from footnote.pipelines.graph.conversation import (
     GraphTurn,
@@ -57,7 +72,23 @@ from footnote.pipelines.graph.conversation import (
     refers_back,
     turn_data,
 )
-from footnote.pipelines.graph.ladder import CypherLadder, matched_nothing, schema_gap
+from footnote.pipelines.graph.ladder import (
+    CypherLadder,
+    LadderResult,
+    Ran,
+    matched_nothing,
+    schema_gap,
+)
+from footnote.pipelines.graph.outcome import (
+    ANSWER_STATUS,
+    GraphOutcome,
+    GraphRequest,
+    GraphStatus,
+    cand,
+    from_rows,
+    latin_runs,
+)
+from footnote.pipelines.graph.relax import with_values
 from footnote.pipelines.graph.slots import read_slots, without_spans
 from footnote.pipelines.graph.understand import (
     OTHER,
@@ -66,64 +97,18 @@ from footnote.pipelines.graph.understand import (
     understand_by_model,
     understand_by_rules,
 )
+from footnote.pipelines.graph.values import stored_value, value_hints
 from footnote.pipelines.trace import Trace
 from footnote.store.base import RunStore
 from footnote.store.graph.base import GraphRows, GraphStore, ValueSlot
 from footnote.textnorm import normalise
-from footnote.types import Answer, AnswerStatus, Sentence, Usage, flat_sentence
+from footnote.types import Answer, Sentence, Usage, flat_sentence
 from footnote.verify.checks import Judge
-from footnote.verify.cypher.guard import GraphGuard, Principal, write_in_value
+from footnote.verify.cypher.guard import GraphGuard, write_in_value
 from footnote.verify.graph_answer import schema_words
 
-GraphStatus = Literal["answered", "clarify", "no_rows", "refused"]
-_ANSWER_STATUS: dict[str, AnswerStatus] = {
-    "answered": "answered",
-    "clarify": "refused",
-    "no_rows": "no_evidence",
-    "refused": "refused",
-}
-
-
-@dataclass(frozen=True)
-class GraphRequest:
-    """One question, asked by a principal whose attributes the server set."""
-
-    question: str
-    principal: Principal = field(default_factory=Principal)
-    run_id: str | None = None
-    history: tuple[GraphTurn, ...] = ()
-    """Earlier turns of the conversation, oldest first (`GraphQAPipeline.turn()` of each)."""
-    session: str | None = None
-    """The conversation's id in the run store (the run is recorded under it when the
-    pipeline owns the run); each run ends with a `turn` span, what the next turn's history
-    is rebuilt from (`workspace.graph.session_history`)."""
-
-
-@dataclass
-class GraphOutcome:
-    """The run's result in the shape of `graph ask --json`."""
-
-    status: GraphStatus = "refused"
-    answer: str = ""
-    cypher: str = ""
-    params: dict[str, Any] = field(default_factory=dict)
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    reason: str = ""
-    intent: str = ""
-    source: str = ""
-    attempts: int = 0
-    options: list[str] = field(default_factory=list)
-    route: str = ""
-    route_reason: str = ""
-    run_id: str = ""
-    sentences: list[dict[str, Any]] = field(default_factory=list)
-    """The answer's sentences with the row ids each cites (`{"text", "rows"}`)."""
-    support: float = 0.0
-    """Share of the composer's sentences that passed the row checks."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able dict."""
-        return dict(self.__dict__)
+__all__ = ["GraphDeps", "GraphOutcome", "GraphQAPipeline", "GraphRequest", "GraphStatus",
+           "from_rows"]  # fmt: skip
 
 
 @dataclass
@@ -169,6 +154,10 @@ class GraphQAPipeline:
         self._values: dict[str, Any] = {}
         """The template's typed non-entity slots, read from the question by code."""
         self._slot_error = ""
+        self._names: list[str] = []
+        self._found: list[Alignment] = []
+        self._offer: Ran | None = None
+        self._original = ""
 
     def turn(self) -> GraphTurn:
         """The last question as a turn of its conversation: the user's words, the answer (or
@@ -236,7 +225,7 @@ class GraphQAPipeline:
         yield Final(
             Answer(
                 request.question,
-                _ANSWER_STATUS[o.status],
+                ANSWER_STATUS[o.status],
                 sentences,
                 support_score=self._support if o.status == "answered" else 0.0,
                 reason=None if o.status == "answered" else f"{o.status}: {o.reason}",
@@ -248,7 +237,7 @@ class GraphQAPipeline:
     async def _run(self, req: GraphRequest) -> AsyncIterator[Event]:
         o, cfg = self.outcome, self.deps.settings
         self._sentences, self._support, self._about = (), 0.0, ()
-        self._shown = ""
+        self._shown, self._original, self._offer, self._found, self._names = "", "", None, [], []
         question = self._question = " ".join(req.question.split())
         if not question:
             o.reason = "empty question"
@@ -275,13 +264,16 @@ class GraphQAPipeline:
         )
         with self.trace.span("align", "entities") as span:
             aligned: list[Alignment] = [
-                self.deps.index.align(m.text, [m.label] if m.label in self.spec.nodes else None)
+                # a label is the model's reading; the rules' label is the index's first guess
+                self.deps.index.align(
+                    m.text, [m.label] if method == "model" and m.label in self.spec.nodes else None
+                )
                 for m in u.entities
             ]
             # the names in the user's own words count even when the understanding dropped them
-            said = {normalise(m.text) for m in u.entities}
+            said = {normalise(a.mention) for a in aligned if a.candidates}
             known = {(a.best.entity.label, a.best.entity.key) for a in aligned if a.best}
-            for m in self.deps.index.mentions(question):
+            for m in [*self.deps.index.mentions(question), *latin_runs(question)]:
                 extra = self.deps.index.align(m)
                 if any(m in s or s in m for s in said) or extra.best is None:
                     continue
@@ -298,11 +290,15 @@ class GraphQAPipeline:
                 if a.best is not None and not (a.ambiguous and a.best.method == "vector")
             ]  # fmt: skip
             found += self._carried(question, req.history, found)
-            span["found"] = [_cand(a) for a in found]
+            span["found"] = [cand(a) for a in found]
             span["ambiguous"] = [a.mention for a in found if a.ambiguous]
+            self._found = found
+            self._names = [a.mention for a in found if a.best and a.best.method != "vector"]
+            before = self._decide(question, None, entities_only=True)  # entity ties
+            span["clarify"] = before.to_dict()
         yield Entities(
-            [_cand(a) for a in found if not a.ambiguous],
-            ambiguous=[_cand(a) for a in found if a.ambiguous],
+            [cand(a) for a in found if not a.ambiguous],
+            ambiguous=[cand(a) for a in found if a.ambiguous],
         )
         u = self._route(question, u, found)
         self.trace.add(
@@ -314,11 +310,7 @@ class GraphQAPipeline:
         if self._slot_error:  # a value of the wrong type for a typed slot
             o.status, o.reason = "refused", self._slot_error
             return
-        unclear = [a for a in found if a.ambiguous]
-        if unclear:
-            names = list(dict.fromkeys(c.entity.name for c in unclear[0].candidates))[:5]
-            o.status, o.options = "clarify", names
-            o.reason = f"{unclear[0].mention!r} could mean {', '.join(names)}: which one?"
+        if self._asks_back(before):
             return
         if u.confidence < cfg.min_confidence:
             o.status = "clarify"
@@ -336,7 +328,16 @@ class GraphQAPipeline:
         if matched_nothing(rows, o.cypher):  # a statement about the query, not the graph
             o.status, o.reason = "no_rows", "no rows for this query"
             counted = " (it counted nothing)" if rows.rows else ""
-            o.answer = f"No rows for this query{counted}: {o.cypher}"
+            o.answer = f"No rows for this query{counted}: {with_values(o.cypher, o.params)}"
+            if (offer := self._offer) is not None:  # a question, never the answer
+                shown = with_values(offer.shown or offer.cypher, offer.params)
+                how = offer.relaxed[:1].upper() + offer.relaxed[1:]
+                o.status, o.options = "clarify", [shown]
+                o.reason = o.answer = (
+                    f"No rows for this query: {with_values(self._shown, o.params)}. {how} it "
+                    f"matches {len(offer.rows.rows)} row(s) ({first_row(offer.rows)}): is that "
+                    f"what you meant? {shown}"
+                )
             return
         model = self._answer_model()
         yield Status("compose", "writing the answer from the rows")
@@ -378,23 +379,60 @@ class GraphQAPipeline:
             )
             return
         self._sentences = composed.sentences
+        if o.relaxed:  # the answer is to a relaxed query: said before it
+            note = f"No rows for this query: {self._original}; relaxed: {o.relaxed}."
+            note = note.replace("\n", " ")
+            self._sentences = (Sentence(note, factual=False), *composed.sentences)
         self._support = o.support = round(composed.verdict.support, 4)
         o.sentences = [
             {"text": s.text, "rows": [c.evidence_id for c in s.citations], "factual": s.factual}
-            for s in composed.sentences
+            for s in self._sentences
         ]
-        o.status, o.answer = "answered", " ".join(s.text for s in composed.sentences)
+        o.status, o.answer = "answered", " ".join(s.text for s in self._sentences)
         v = composed.verdict
         yield Status(
             "verify",
             f"{len(v.checks) - v.dropped} of {len(v.checks)} sentences passed the row checks"
             + (f"; {v.fabricated} unshown row ids dropped" if v.fabricated else ""),
         )
-        for n, s in enumerate(composed.sentences):
+        for n, s in enumerate(self._sentences):
             yield AnswerDelta(flat_sentence(s.text, insufficient=s.marked_insufficient) + " ")
             for c in s.citations:
                 yield CitationEvent(n, c)
                 yield Verification(n, c.evidence_id, c.verdict, reasons=dict(c.checks))
+
+    def _decide(
+        self,
+        question: str,
+        known: str | None,
+        res: LadderResult | None = None,
+        entities_only: bool = False,
+    ) -> Decision:
+        """The clarification decision from the code's signals (`known`: the result's words,
+        None before a query ran: no missing-property signal; `entities_only`: only entity
+        ties, before the ladder) and, after it, the candidates' result groups
+        (`graph.unsure = "signals"`); kept in the outcome's `clarify` (the run's output)."""
+        cfg = self.deps.settings
+        if entities_only:
+            signals = entity_signals(self._found)
+        else:
+            signals = code_signals(question, self.spec, self._found, self._names, known)
+        if res is not None and cfg.unsure == "signals":
+            signals += reading_signals(res.groups)
+        d = decide(signals, cfg.clarify_threshold)
+        self.outcome.clarify = d.to_dict()
+        return d
+
+    def _asks_back(self, d: Decision) -> bool:
+        """Set the outcome to the decision's ask-back when it asks: the strongest signal's
+        words and readings (a missing property is refused with what the graph holds)."""
+        top = d.top
+        if not d.ask or top is None:
+            return False
+        o = self.outcome
+        o.status = "refused" if top.kind == "missing_property" else "clarify"
+        o.reason, o.options = top.says, list(top.options)
+        return True
 
     def _route(
         self, question: str, u: GraphUnderstanding, found: list[Alignment]
@@ -474,20 +512,6 @@ class GraphQAPipeline:
                 pass
         return understand_by_rules(question, self.spec, self.deps.index, history), "rules"
 
-    def _value_hints(self, u: GraphUnderstanding, entities: dict[str, Any]) -> list[str]:
-        """Constraint values and unaligned mentions that align to a stored property value
-        ("france" → Shop.country = 'France'), for the Cypher model."""
-        asked = [c.value for c in u.constraints] + [
-            m.text for m in u.entities if m.text not in entities
-        ]
-        out = []
-        for text in dict.fromkeys(t for t in asked if t.strip()):
-            a = self.deps.index.align_value(text)
-            if a.best is not None and not a.ambiguous:
-                e = a.best.entity
-                out.append(f"{text!r} is stored as {e.label}.{e.prop} = {e.key!r}")
-        return out
-
     def _carried(
         self, question: str, history: tuple[GraphTurn, ...], found: list[Alignment]
     ) -> list[Alignment]:
@@ -520,13 +544,14 @@ class GraphQAPipeline:
             self.deps.store, self.guard, self.deps.settings, self.trace, complete,
             cypher_model=self.deps.cypher_model, fallback_model=self.deps.fallback_model,
             retriever=self.deps.examples, embedder=self.deps.index.embedder,
+            stored=partial(stored_value, self.deps.index, self.spec),
         )  # fmt: skip
         intent = self.spec.intents.get(u.intent) if u.intent != OTHER else None
         ladder.history = history_text(req.history, with_cypher=True)
         reading = u.question
         if u.sub_questions:
             reading += " (parts: " + "; ".join(u.sub_questions) + ")"
-        if hints := self._value_hints(u, entities):
+        if hints := value_hints(self.deps.index, u, entities):
             reading += " (values as stored: " + "; ".join(hints) + ")"
         run = ladder.run(question, intent, entities, req.principal, reading, values=self._values)
         async for event in run:
@@ -537,11 +562,22 @@ class GraphQAPipeline:
             o.reason = res.failure or res.error
             if gap := schema_gap(res.error, self.spec):  # "the graph does not hold X"
                 o.reason, o.options = gap[0], gap[1]
+            elif (d := self._decide(question, "", res)).ask and (top := d.top) is not None:
+                if top.kind == "missing_property":  # "the graph does not hold X"
+                    o.reason, o.options = top.says, list(top.options)
+                else:  # what failed stays said; what is unclear is said beside it
+                    o.reason, o.options = f"{o.reason}; {top.says}", list(top.options)
             return
         c = res.chosen
         o.cypher, o.params, o.source = c.cypher, c.params, c.source
         self._shown = c.shown or c.cypher
         o.rows = c.rows.as_dicts()
+        o.relaxed, self._original, self._offer = c.relaxed, c.original, res.offer
+        if not res.unsure:
+            cells = [*c.rows.columns, *(str(v) for r in c.rows.rows[:50] for v in r)]
+            if self._asks_back(self._decide(question, "\n".join(cells), res)):
+                yield from_rows(c.rows)
+                return
         if res.unsure:
             yield from_rows(c.rows)
             o.status = "clarify" if res.unsure == "clarify" else "refused"
@@ -562,29 +598,3 @@ class GraphQAPipeline:
             msgs, run_id=run_id, max_tokens=300, temperature=temperature, cache=cache,
             labels=labels,
         ).text  # fmt: skip
-
-
-def _cand(a: Alignment) -> dict[str, Any]:
-    return {
-        "mention": a.mention,
-        "candidates": [
-            {
-                "label": c.entity.label,
-                "key": c.entity.key,
-                "name": c.entity.name,
-                "score": round(c.score, 4),
-                "method": c.method,
-            }
-            for c in a.candidates[:5]
-        ],
-    }
-
-
-def from_rows(rows: GraphRows) -> Rows:
-    """The Rows event of a result."""
-    return Rows(
-        list(rows.columns),
-        [list(r) for r in rows.rows],
-        truncated=rows.truncated,
-        seconds=round(rows.seconds, 4),
-    )

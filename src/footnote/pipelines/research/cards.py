@@ -155,7 +155,8 @@ def card_id(passage: Passage, start: int, end: int) -> str:
 
 
 def make_card(c: Candidate, sub_question: str) -> EvidenceCard:
-    """The card of a candidate: snippet = the exact span; locator = page or URL#char=a,b."""
+    """The card of a candidate: snippet = the exact span; locator = page or URL#char=a,b. Its
+    claim is the snippet until the model writes one that the gate passes (`claims.py`)."""
     p = c.passage
     if p.block is not None:
         section = " › ".join(p.block.section_path[-2:])

@@ -24,6 +24,7 @@ from footnote.pipelines.research.cards import (
     make_card,
     select_with_model,
 )
+from footnote.pipelines.research.length import cards_wanted
 from footnote.pipelines.research.planner import (
     MAX_ROUNDS,
     library_language,
@@ -126,13 +127,16 @@ async def investigate(
     missing: SelectFn | None = None,
     known: Sequence[EvidenceCard] = (),
     lang: str = "en",
+    want: int | None = None,
+    held: Sequence[EvidenceCard] = (),
 ) -> WorkerResult:
     """Run one sub-question's bounded loop — per query: search (and fetch), choose cards from
     the new candidates, then (with a `missing` reader) ask what is still unanswered, which
     gives the next query — until nothing is missing, it has enough cards, the rounds its budget
     pays for are spent (`planner.rounds_for`) or the queries run out (`done`), or a budget
     refuses the next step (that budget's stop reason). `known`: the cards of the items this one
-    depends on, shown to the reader."""
+    depends on, shown to the reader. `want`: the cards to gather in this call (None: `wanted`,
+    what its chapter aims at); `held`: its cards from an earlier round (the reader's findings)."""
     log = SourceLog()
     watch = BudgetWatch(sq.id, budget, settings.warn_fraction, emit)
     stop: StopReason = "done"
@@ -140,7 +144,7 @@ async def investigate(
     focus = f"{item.title} {item.asks}"
     seen: set[tuple[str, int]] = set()
     chosen: list[Candidate] = []
-    want = settings.cards_per_question
+    want = wanted(settings, budget) if want is None else want
     taken = taken if taken is not None else set()
     """Cards other sub-questions already hold: left to them, so chapters rest on different cards."""
     reported = reported if reported is not None else set()
@@ -170,11 +174,12 @@ async def investigate(
         library_texts += [p.text for p in kept if p.block is not None]
         for event in injection_events(kept, findings, reported):
             await emit(event)
+        pool = want * 3 + len(taken) + len(seen)  # the taken and seen ones crowd out none
         fresh = [
-            c for c in candidates(sq.question, focus, kept, want * 3, quarantined=quarantined)
+            c for c in candidates(sq.question, focus, kept, pool, quarantined=quarantined)
             if (_where(c.passage), c.start) not in seen
             and card_id(c.passage, c.start, c.end) not in taken
-        ][: want * 2]  # fmt: skip
+        ][: shown_at_once(want)]  # fmt: skip
         seen |= {(_where(c.passage), c.start) for c in fresh}
         picked = fresh[: want - len(chosen)]
         if select is not None and fresh:
@@ -207,7 +212,7 @@ async def investigate(
         await watch.tick()
         if len(chosen) >= want:
             if missing is not None:
-                notes.append(f"stopped at {want} cards (research.cards_per_question)")
+                notes.append(f"stopped at {want} cards: {enough_rule(settings)}")
             break
         if missing is None or (queue and queue[0].paired):
             continue
@@ -218,10 +223,12 @@ async def investigate(
         try:
             budget.check()
             need = await asyncio.to_thread(
-                read_missing, missing, sq.question, [c.text for c in chosen], known, tried,
+                read_missing, missing, sq.question,
+                [*(h.snippet for h in held), *(c.text for c in chosen)], known, tried,
                 lang=lang, library_lang=lib_lang,
                 labels=tuple(dict.fromkeys(
-                    lab for x in (*[c.passage.labels for c in chosen], *[k.labels for k in known])
+                    lab for x in (*[c.passage.labels for c in chosen],
+                                  *[k.labels for k in (*known, *held)])
                     for lab in x)),
             )  # fmt: skip
         except BudgetExceeded as exc:
@@ -243,7 +250,7 @@ async def investigate(
         notes.append(f"still missing after {query.text!r}: {'; '.join(need.missing)[:300]}")
         # a query written after reading library or labelled text is searched in the library only
         internal = any(c.passage.block is not None or c.passage.labels for c in chosen) or any(
-            k.block_id or k.labels for k in known
+            k.block_id or k.labels for k in (*known, *held)
         )
         follow = [Query(need.next_query, sq.web and not internal)]
         if lib_lang and lib_lang != lang:
@@ -265,6 +272,31 @@ async def investigate(
     cards = [make_card(c, sq.id) for c in chosen]
     taken |= {c.id for c in cards}
     return WorkerResult(sq, cards, stop, log, budget.used(), notes, tried)
+
+
+SELECT_AT_ONCE = 24
+"""The most candidates one selection call reads (a small model's context stays bounded however
+many cards the chapter wants; more come from the next round)."""
+
+
+def wanted(settings: ResearchSettings, budget: Budget) -> int:
+    """What is enough for a sub-question: the cards its chapter aims at at this budget
+    (`length.cards_wanted`: `research.cards_per_question`, else `research.target_pages` and the
+    budget's shares)."""
+    parent = budget.parent.limits() if budget.parent is not None else None
+    return cards_wanted(settings, budget.limits(), parent)
+
+
+def shown_at_once(want: int) -> int:
+    """Candidates a round keeps for selection: twice the cards wanted, at most `SELECT_AT_ONCE`."""
+    return min(2 * want, SELECT_AT_ONCE)
+
+
+def enough_rule(settings: ResearchSettings) -> str:
+    """Where a sub-question's card count comes from, for its notes."""
+    if settings.cards_per_question:
+        return "research.cards_per_question"
+    return f"its chapter's share of research.target_pages ({settings.target_pages:g}) at its budget"
 
 
 def _where(p: Passage) -> str:

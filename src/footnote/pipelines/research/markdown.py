@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from footnote.pipelines.export.document import public_location
 from footnote.pipelines.research.checks import judge_not_used
-from footnote.types import INSUFFICIENT_MARK, Brief, EvidenceCard
+from footnote.types import INSUFFICIENT_MARK, Brief, BriefSection, ChecklistItem, EvidenceCard
 
 
 def _cell(text: str) -> str:
@@ -43,8 +43,9 @@ def brief_markdown(brief: Brief) -> str:
     for n, c in enumerate(brief.conflicts):
         for item_id in c.item_ids:
             conflicts_by_item.setdefault(item_id, []).append(n)
+    checks = {c.item_id: c for c in brief.checklist}
     for section in brief.sections:
-        out += [f"## {section.title}", "", f"*Coverage: {section.coverage}.*", ""]
+        out += [f"## {section.title}", "", _coverage_line(section, checks.get(section.item_id)), ""]
         out += [f"*{_cell(n)}.*\n" for n in judge_not_used(section.notes)]
         body = [c for c in section.claims if c.kind != "conflict"]
         for claim in body:
@@ -90,6 +91,16 @@ def brief_markdown(brief: Brief) -> str:
         if card is not None:
             out.append(f"[^{n}]: {_card_line(card)}")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _coverage_line(section: BriefSection, check: ChecklistItem | None) -> str:
+    """A chapter's coverage, the evidence it rests on and, when it is not covered, why (a short
+    chapter says what it lacks rather than padding)."""
+    n = len(section.bound_cards)
+    line = f"*Coverage: {section.coverage}; written from {n} evidence card{'s' if n != 1 else ''}.*"
+    if section.coverage != "covered" and check is not None and check.reasons:
+        line += f" *Not covered: {_cell('; '.join(check.reasons))}.*"
+    return line
 
 
 def _card_line(card: EvidenceCard) -> str:

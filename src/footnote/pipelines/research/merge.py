@@ -13,7 +13,8 @@
    agency, study or document restate it and count as that one origin (`same_origin`, with the
    origin as candidate, the basis and a confidence); a card whose source is that origin is its
    own statement. Cards that quote one figure without naming its source stay `unconfirmed`,
-   listed as undecided for the analyst.
+   listed as undecided for the analyst, who decides each group in review (`origin_review`):
+   one origin, secondary reports of one, or independent (confirmed, the decision logged).
 
 Every source ends `independent`, `same_origin` (a copy of another source: never counted as
 corroboration) or `unconfirmed` (independence not shown: never counted either); every card
@@ -24,8 +25,9 @@ become the origin by that claim.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from datasketch import MinHash, MinHashLSH  # type: ignore[import-untyped]
@@ -39,6 +41,7 @@ from footnote.pipelines.research.origins import (
     same_origin,
     shared_figure,
 )
+from footnote.serialize import from_plain
 from footnote.textnorm import normalise, tokens
 from footnote.types import EvidenceCard, Independence, Snapshot, SourceType, sha256_hex
 
@@ -343,6 +346,27 @@ def _undecided(
         for c in group:
             updated[c.id] = replace(updated[c.id], independence="unconfirmed",
                                     attribution_basis=basis, attribution_confidence=0.5)  # fmt: skip
+
+
+def merge_from_plain(data: Mapping[str, Any] | None) -> MergeResult:
+    """The merge stage's artifact read back; a card's named origin is rebuilt from the groups
+    naming one origin (the first group that holds it, as `attribute_origins` assigns it)."""
+    if not data:
+        return MergeResult()
+
+    def groups(key: str) -> list[MergeDecision]:
+        return [from_plain(MergeDecision, d) for d in data.get(key) or ()]
+
+    result = MergeResult(
+        same_document=dict(data.get("same_document") or {}), decisions=groups("decisions"),
+        independence=dict(data.get("independence") or {}), origin_of=dict(data.get("origin_of") or {}),
+        source_type=dict(data.get("source_type") or {}), by_origin=groups("by_origin"),
+        undecided=groups("undecided"),
+    )  # fmt: skip
+    for n, d in enumerate(result.by_origin):
+        for m in d.members:
+            result.card_origin.setdefault(m, f"origin:#{n}")
+    return result
 
 
 def origin_key(card: EvidenceCard, merge: MergeResult) -> str:

@@ -5,7 +5,8 @@ The outline must have been confirmed by the analyst first. Every stage persists 
 in the research store and is skipped when a resumed run finds it there. Budgets are enforced
 by the executor: each sub-question spends a child of the run's budget and stops at its limit
 with a `stop_reason`; near the run's limit no new sub-question starts, the checklist is written
-first and the brief says what it does not cover.
+first and the brief says what it does not cover. Sub-questions gather their cards in turns
+(`fair`): none grows past its first share before every one has had its first.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import random
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from footnote.config import ResearchSettings
@@ -45,12 +47,25 @@ from footnote.pipelines.research.checks import (
     flag_for_review,
     judge_not_used,
 )
+from footnote.pipelines.research.claims import write_claims
 from footnote.pipelines.research.conflicts import find_conflicts, scope_sentences
+from footnote.pipelines.research.fair import (
+    ROUNDS,
+    child_budget,
+    grown,
+    grows,
+    later,
+    record_of,
+    remaining,
+    round_note,
+    target,
+)
 from footnote.pipelines.research.investigate import (
     STOP_REASONS,
     BudgetWatch,
     WorkerResult,
     investigate,
+    wanted,
 )
 from footnote.pipelines.research.merge import (
     MergeResult,
@@ -251,42 +266,64 @@ class ResearchPipeline:
     async def _investigate_all(
         self, plan_: list[SubQuestion], results: dict[str, dict[str, Any]]
     ) -> AsyncIterator[Event]:
+        """In rounds (`fair`): every sub-question gathers its first share, then those that
+        want more grow; in each round an item waits for the items it depends on."""
         queue: asyncio.Queue[Event] = asyncio.Queue()
         sem = asyncio.Semaphore(self.settings.parallel)
-        tasks: dict[str, asyncio.Task[None]] = {}
+        everything: list[asyncio.Task[None]] = []
         watch = BudgetWatch("run", self.budget, self.settings.warn_fraction, queue.put)
+        Step = Callable[[SubQuestion, asyncio.Queue[Event], dict[str, dict[str, Any]]], Any]
 
-        async def one(sq: SubQuestion) -> None:
+        async def one(sq: SubQuestion, tasks: dict[str, asyncio.Task[None]], step: Step) -> None:
             for dep in sq.depends_on:
                 if dep in tasks:
                     await tasks[dep]
             async with sem:
-                await self._one(sq, queue, results)
+                await step(sq, queue, results)
                 await watch.tick()
 
-        for sq in plan_:
-            if sq.id not in results:
-                tasks[sq.id] = asyncio.create_task(one(sq))
-        everything: asyncio.Future[list[None]] = asyncio.gather(*tasks.values())
+        async def rounds() -> None:
+            for round_ in range(ROUNDS):
+                tasks: dict[str, asyncio.Task[None]] = {}
+                for sq in plan_:
+                    record = results.get(sq.id, {})
+                    if (sq.id not in results) if round_ == 0 else later(record, round_):
+                        step = self._one if round_ == 0 else partial(self._grow, round_)
+                        tasks[sq.id] = asyncio.create_task(one(sq, tasks, step))
+                if round_ and tasks:
+                    await queue.put(Status("investigate", round_note(round_, list(tasks))))
+                everything.extend(tasks.values())
+                await asyncio.gather(*tasks.values())
+
+        done = asyncio.ensure_future(rounds())
         try:
-            while not (everything.done() and queue.empty()):
+            while not (done.done() and queue.empty()):
                 getter: asyncio.Future[Event] = asyncio.ensure_future(queue.get())
-                waiting: set[asyncio.Future[Any]] = {getter, everything}
-                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-                if getter in done:
+                waiting: set[asyncio.Future[Any]] = {getter, done}
+                finished, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if getter in finished:
                     yield getter.result()
                 else:
                     getter.cancel()
-            everything.result()
+            done.result()
         finally:
-            for t in tasks.values():
+            done.cancel()
+            for t in everything:
                 t.cancel()
+
+    def _wrapping_up(self) -> tuple[str, float] | None:
+        """The run's most used resource and its share, when no sub-question may start."""
+        resource, fraction = self.budget.fraction_used()
+        if fraction >= self.settings.wrap_up_fraction or self.budget.exceeded():
+            return resource, fraction
+        return None
 
     async def _one(
         self, sq: SubQuestion, queue: asyncio.Queue[Event], results: dict[str, dict[str, Any]]
     ) -> None:
-        resource, fraction = self.budget.fraction_used()
-        if fraction >= self.settings.wrap_up_fraction or self.budget.exceeded():
+        """A sub-question's first round: its first share of cards (`fair.target`)."""
+        if (late := self._wrapping_up()) is not None:
+            resource, fraction = late
             reason = STOP_REASONS.get(resource, "budget_tokens")
             record: dict[str, Any] = {"stop_reason": reason, "card_ids": [], "skipped": True,
                       "notes": [f"not started: the run's {resource} budget is {fraction:.0%} used"]}  # fmt: skip
@@ -294,34 +331,81 @@ class ResearchPipeline:
             results[sq.id] = record
             await queue.put(SubQuestionStop(sq.id, reason, 0, used={}))
             return
-        b = sq.budget
-        child = self.budget.child(
-            int(b["tokens"]) if "tokens" in b else None, int(b["calls"]) if "calls" in b else None,
-            b.get("seconds"), max_searches=int(b["searches"]) if "searches" in b else None,
-            max_fetches=int(b["fetches"]) if "fetches" in b else None,
-        )  # fmt: skip
+        child = child_budget(self.budget, sq.budget)
+        want = wanted(self.settings, child)
         await queue.put(SubQuestionStart(sq))
+        result = await self._gather(sq, queue, child, target(want, 0), results, [])
+        record = {**record_of(result), "want": want, "round": 0}
+        if grows(len(result.cards), want, 0, result.stop_reason):
+            record["grow"] = True
+            record["notes"].append(f"turn 1: {len(result.cards)} of {want} cards; more once "
+                                   "every chapter has had its turn")  # fmt: skip
+        await self._finish(sq, queue, results, record, result.cards)
+
+    async def _grow(
+        self, round_: int, sq: SubQuestion, queue: asyncio.Queue[Event],
+        results: dict[str, dict[str, Any]],
+    ) -> None:  # fmt: skip
+        """A later round of a sub-question: up to the round's share (`fair.target`), from what
+        is left of its budget (the run's wrap-up stops it, as it stops a first round)."""
+        first = results[sq.id]
+        have, want = list(first.get("card_ids", [])), int(first["want"])
+        if (late := self._wrapping_up()) is not None:
+            resource, fraction = late
+            note = f"kept its {len(have)} cards: the run's {resource} budget is {fraction:.0%} used"
+            record = {**first, "grow": False, "notes": [*first.get("notes", []), note]}
+            self.store.put_artifact(self.run_id, "investigate", sq.id, record)
+            results[sq.id] = record
+            return
+        child = child_budget(self.budget, remaining(sq.budget, first.get("used", {})))
+        await queue.put(SubQuestionStart(sq))
+        result = await self._gather(
+            sq, queue, child, target(want, round_) - len(have), results, have
+        )
+        more = record_of(result)
+        more["notes"] = [f"turn {round_ + 1}: {len(result.cards)} more cards", *more["notes"]]
+        record = {**grown(first, more), "round": round_}
+        if grows(len(record["card_ids"]), want, round_, record["stop_reason"]):
+            record["grow"] = True
+        await self._finish(sq, queue, results, record, result.cards)
+
+    async def _gather(
+        self, sq: SubQuestion, queue: asyncio.Queue[Event], child: Budget, want: int,
+        results: dict[str, dict[str, Any]], own: list[str],
+    ) -> WorkerResult:  # fmt: skip
+        """Up to `want` cards for a sub-question (its reader shown its `own` earlier cards and
+        those of the items it depends on), their claims written, stored."""
         item = self.items[sq.item_id]
         needed = {i for d in sq.depends_on for i in results.get(d, {}).get("card_ids", [])}
-        known = [c for c in self.store.cards(self.run_id) if c.id in needed] if needed else []
+        cards = self.store.cards(self.run_id) if needed or own else []
+        known = [c for c in cards if c.id in needed and c.id not in own]
+        held = [c for c in cards if c.id in own]
         result: WorkerResult = await investigate(
             sq, item, self.deps.sources, child, self.settings, queue.put,
             self.deps.models.select_fn(child) if self.settings.select != "rules" else None,
             self._taken, self._reported, missing=self._missing_fn(child), known=known,
-            lang=self.outline.lang,
+            lang=self.outline.lang, want=want, held=held,
         )  # fmt: skip
+        if self.settings.model_claims:  # each card's claim: the model's where the gate passes it
+            result.cards, outcomes = await asyncio.to_thread(
+                write_claims, sq.question, f"{item.title} {item.asks}", result.cards,
+                self.deps.models.select_fn(child), thresholds=self.deps.thresholds,
+                judge_for=lambda labels: self.deps.models.judge_fn(child, labels))  # fmt: skip
+            result.notes += [o.note for o in outcomes]
         self.store.put_cards(self.run_id, result.cards)
-        record = {"stop_reason": result.stop_reason, "card_ids": [c.id for c in result.cards],
-                  "used": result.used, "notes": result.notes, "searches": result.log.searches,
-                  "fetches": result.log.fetches, "refused": result.log.refused,
-                  "failed": result.log.failed, "queries": result.queries,
-                  "paywalled": result.log.paywalled}  # fmt: skip
+        return result
+
+    async def _finish(
+        self, sq: SubQuestion, queue: asyncio.Queue[Event], results: dict[str, dict[str, Any]],
+        record: dict[str, Any], new: list[EvidenceCard],
+    ) -> None:  # fmt: skip
         self.store.put_artifact(self.run_id, "investigate", sq.id, record)
         results[sq.id] = record
-        for card in result.cards:
+        for card in new:
             await queue.put(CardEvent(card))
-        await queue.put(SubQuestionStop(sq.id, result.stop_reason, len(result.cards), used=result.used,
-                                        refused=result.log.refused, failed=result.log.failed))  # fmt: skip
+        await queue.put(SubQuestionStop(sq.id, record["stop_reason"], len(record["card_ids"]),
+                                        used=record["used"], refused=record["refused"],
+                                        failed=record["failed"]))  # fmt: skip
 
     def _missing_fn(self, budget: Budget) -> SelectFn | None:
         """The "what is still missing" reader of a sub-question (None: the plan's queries)."""
@@ -415,7 +499,7 @@ class ResearchPipeline:
                 notes.append(
                     f"card {c.id} left out: {'; '.join(card_problems(c, self._text_of, item))}"
                 )
-        bound = good[:8]
+        bound = good
         mine = [c for c in conflicts if item.id in c.item_ids]
         in_conflict = {v.card_id for c in mine for v in c.values}
         fresh = [c for c in bound if c.id not in in_conflict and c.id not in self._written]
@@ -504,7 +588,7 @@ class ResearchPipeline:
                 notes.append("written from the cards' own sentences: the run is wrapping up")
             return write_extractive(bound), "extractive"
         try:
-            return write_with_model(self.outline, item, bound, write), "model"
+            return write_with_model(self.outline, item, bound, write, notes=notes), "model"
         except (BudgetExceeded, LicenceRefused, ModelError, ValueError) as exc:
             notes.append(f"written from the cards' own sentences: {type(exc).__name__}: {exc}")
             return write_extractive(bound), "extractive"

@@ -2,7 +2,10 @@
 
 Actions: `seen` (a claim was opened), `approve` / `edit` / `reject` (the last one per claim
 counts), `tick` (a flagged key number was checked against its source; valid for the text it
-was ticked on; a decision or a tick also counts the claim as seen), `resolve` (a conflict: choose one value, keep both, or annotate), `sign_off`.
+was ticked on; a decision or a tick also counts the claim as seen), `resolve` (a conflict:
+choose one value, keep both, or annotate), `origin` (a group of cards whose attribution the
+code left undecided: same origin, independent or secondary; the last one per group counts),
+`sign_off`.
 The version hash covers the brief as the pipeline wrote it, its cards and every decision, so
 any change to what the brief says makes a new version that needs a new sign-off."""
 
@@ -35,6 +38,8 @@ class ReviewState:
     decisions: dict[str, dict[str, Any]] = field(default_factory=dict)
     ticks: dict[str, str] = field(default_factory=dict)
     resolutions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    origins: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """undecided attribution group id -> the analyst's decision (`decision`, `reason`, …)"""
     started_at: str | None = None
     last_at: str | None = None
 
@@ -58,6 +63,8 @@ def replay(actions: Sequence[ReviewAction]) -> ReviewState:
                 state.ticks.pop(a.target, None)
         elif a.action == "resolve":
             state.resolutions[a.target] = dict(a.data)
+        elif a.action == "origin":
+            state.origins[a.target] = {**a.data, "by": a.actor, "at": a.at}
     return state
 
 
@@ -83,8 +90,14 @@ def version_hash(brief: Brief, state: ReviewState) -> str:
     decisions = {
         k: {f: v for f, v in d.items() if f not in ("at", "by")} for k, d in state.decisions.items()
     }
-    return sha256_hex(_canonical({"brief": plain, "decisions": decisions, "ticks": state.ticks,
-                                  "resolutions": state.resolutions}))  # fmt: skip
+    content: dict[str, Any] = {"brief": plain, "decisions": decisions, "ticks": state.ticks,
+                               "resolutions": state.resolutions}  # fmt: skip
+    if state.origins:  # absent when none: versions signed before origin decisions keep their hash
+        content["origins"] = {
+            k: {f: v for f, v in d.items() if f not in ("at", "by")}
+            for k, d in state.origins.items()
+        }
+    return sha256_hex(_canonical(content))
 
 
 def _minutes(start: str | None, end: str | None) -> float:
@@ -135,9 +148,13 @@ def _quoted(text: str, limit: int = 120) -> str:
     return "“" + (text if len(text) <= limit else text[: limit - 1] + "…") + "”"
 
 
-def blockers(brief: Brief, state: ReviewState, signoffs: Sequence[SignOff]) -> list[str]:
+def blockers(
+    brief: Brief, state: ReviewState, signoffs: Sequence[SignOff],
+    origin_groups: Sequence[tuple[str, str]] = (),
+) -> list[str]:  # fmt: skip
     """Why this version cannot be signed yet (empty: it can), each naming the claim by its
-    text: a sampled claim never opened, a key number not ticked, a conflict not resolved."""
+    text: a sampled claim never opened, a key number not ticked, a conflict not resolved, an
+    undecided attribution group (`origin_groups`: id and how to name it) not decided."""
     out = []
     for _, claim in claims_of(brief).values():
         if claim.sampled and claim.id not in state.seen:
@@ -147,6 +164,9 @@ def blockers(brief: Brief, state: ReviewState, signoffs: Sequence[SignOff]) -> l
     for conflict in brief.conflicts:
         if conflict.id not in state.resolutions:
             out.append(f"conflict not resolved: {conflict.metric or conflict.id}")
+    for gid, name in origin_groups:
+        if gid not in state.origins:
+            out.append(f"attribution undecided: {name}")
     if signoffs and signoffs[-1].version_hash == version_hash(brief, state):
         out.append(f"this exact version is already signed (v{signoffs[-1].version})")
     return out
