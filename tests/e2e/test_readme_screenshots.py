@@ -138,6 +138,13 @@ def test_readme_screenshot_review(
     page.locator("#conflicts-h").evaluate("h => h.scrollIntoView({block: 'start'})")
     page.mouse.move(0, 0)
     save(page, out_root, "docs/img/review-conflicts.png")
+    # decide every origin the merge left undecided (sign-off waits for them too)
+    origins = page.locator(".review-origin")
+    for n in range(origins.count()):
+        box = origins.nth(n)
+        box.get_by_label("Reason").fill("Separate surveys.")
+        box.get_by_role("button", name="Independent").click()
+        expect(box.locator(".origin-decided")).to_have_text("decided: independent")
     sample = page.locator(".review-sample .page-link")
     for n in range(sample.count()):
         sample.nth(n).click()

@@ -180,6 +180,13 @@ def test_sign_off_waits_for_every_sampled_claim_and_names_it(
     page.goto(f"{url}/#/review/{run_id}")
     sign = page.locator("#sign-off")
     expect(sign).to_be_disabled()
+    # decide every origin the merge left undecided (sign-off waits for them too)
+    origins = page.locator(".review-origin")
+    for n in range(origins.count()):
+        box = origins.nth(n)
+        box.get_by_label("Reason").fill("Separate surveys.")
+        box.get_by_role("button", name="Independent").click()
+        expect(box.locator(".origin-decided")).to_have_text("decided: independent")
     blockers = page.locator(".review-sign .blockers li")
     expect(blockers.first).to_contain_text("sampled claim not opened")
     expect(blockers.first).to_contain_text(sampled[0]["text"][:40])

@@ -41,7 +41,8 @@ def web() -> Iterator[FixtureWeb]:
 
 def research_cfg(web: FixtureWeb) -> dict[str, Any]:
     return {"search_url": f"searxng+{web.base}", "allowed_domains": ["example"], "allow_loopback": True,
-            "resolve": {"*.example": "127.0.0.1"}, "select": "model", "writer": "model"}  # fmt: skip
+            "resolve": {"*.example": "127.0.0.1"}, "select": "model", "writer": "model",
+            "target_pages": 1}  # fmt: skip  # a short brief: the test is that the model works
 
 
 def assert_grounded(ws: Workspace, brief: dict[str, Any]) -> None:
