@@ -56,14 +56,17 @@ def attach_citations(
     return draft
 
 
-def draft_from_cited_text(text: str, evidence: EvidenceSet, *, question: str = "") -> Draft:
-    """Sentences with the `[block-id]` citations they carry; uncited text gets attached ones."""
-    if not _CITE.search(text):
+def draft_from_cited_text(
+    text: str, evidence: EvidenceSet, *, question: str = "", cite: re.Pattern[str] = _CITE
+) -> Draft:
+    """Sentences with the `[block-id]` citations they carry (`cite`: the marker pattern, group 1
+    the ids); uncited text gets attached ones."""
+    if not cite.search(text):
         return attach_citations(text, evidence, question=question)
     draft = Draft(raw=text)
     for sentence in split_sentences(text):
-        ids = [i.strip() for m in _CITE.finditer(sentence) for i in re.split(r"[,;]", m.group(1))]
-        clean = " ".join(_CITE.sub("", sentence).split()).replace(" .", ".")
+        ids = [i.strip() for m in cite.finditer(sentence) for i in re.split(r"[,;]", m.group(1))]
+        clean = " ".join(cite.sub("", sentence).split()).replace(" .", ".")
         if clean:
             draft.sentences.append(DraftSentence(clean, list(dict.fromkeys(ids))))
     return draft

@@ -20,11 +20,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from footnote.events import Done, Event, Final, Status
-from footnote.textnorm import split_sentences, text_lang
+from footnote.textnorm import text_lang
 from footnote.types import EVIDENCE_ID_PATTERN, Block, Usage
 from footnote.verify.answer import AnswerBuilder
 from footnote.verify.checks import CitationCheck, Judge, Thresholds
-from footnote.verify.draft import Draft, DraftSentence, attach_citations
+from footnote.verify.draft import Draft, draft_from_cited_text
 from footnote.verify.evidence import Evidence, EvidenceSet
 from footnote.verify.gate import (
     MAX_CITES_CHECKED,
@@ -117,15 +117,7 @@ class GraphRowsShown:
 def cited_draft(text: str, evidence: EvidenceSet, *, question: str = "") -> Draft:
     """Sentences with the `[id]` citations they carry (block, cell, computation or graph row
     ids); text without any gets citations attached by overlap."""
-    if not _CITE.search(text):
-        return attach_citations(text, evidence, question=question)
-    draft = Draft(raw=text)
-    for sentence in split_sentences(text):
-        ids = [i.strip() for m in _CITE.finditer(sentence) for i in re.split(r"[,;]", m.group(1))]
-        clean = " ".join(_CITE.sub("", sentence).split()).replace(" .", ".")
-        if clean:
-            draft.sentences.append(DraftSentence(clean, list(dict.fromkeys(ids))))
-    return draft
+    return draft_from_cited_text(text, evidence, question=question, cite=_CITE)
 
 
 def _with_words(
