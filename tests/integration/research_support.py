@@ -100,3 +100,23 @@ def collect(ws: Workspace, run_id: str, research_parts: ResearchParts | None = N
 
 def of_type(events: Sequence[Event], kind: str) -> list[Any]:
     return [e for e in events if e.type == kind]
+
+
+SITES = ["Port Sarrow", "Kell Bay", "Aldmoor", "Drennick", "Halvik", "Ostry", "Brael", "Cairn",
+         "Dunmore", "Elsby", "Farrow", "Gilden", "Harrow", "Iverly", "Jessop", "Kinloch",
+         "Larkin", "Morrow", "Nessby", "Orrin", "Pellam", "Quarry", "Rusk", "Selby"]  # fmt: skip
+
+
+def site_review(folder: Path) -> Path:
+    """A review of 24 sections, each two sentences on the market's size and growth at a site
+    (a library with evidence for every chapter of `MARKET_Q`, shared by all of them)."""
+    parts = ["# Veldmark battery recycling market review 2025\n"]
+    for i, site in enumerate(SITES):
+        parts.append(
+            f"## {site}\n\nThe {site} share of the Veldmark battery recycling market was worth "
+            f"VMC {40 + 3 * i} million in 2024, by the ministry's estimate. The market size at "
+            f"{site} is expected to grow by {5 + i % 7} percent a year to 2030.\n"
+        )
+    path = folder / "review.md"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path

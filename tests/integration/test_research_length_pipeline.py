@@ -8,34 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from research_support import collect, of_type
+from research_support import MARKET_Q, collect, of_type, site_review
 
 from footnote.workspace import Workspace
 from footnote.workspace.research import confirm_outline, start_research
 
-QUESTION = "How large is Veldmark's battery recycling market, and how fast is it expected to grow?"
-PLANTS = ["Port Sarrow", "Kell Bay", "Aldmoor", "Drennick", "Halvik", "Ostry", "Brael", "Cairn",
-          "Dunmore", "Elsby", "Farrow", "Gilden", "Harrow", "Iverly", "Jessop", "Kinloch",
-          "Larkin", "Morrow", "Nessby", "Orrin", "Pellam", "Quarry", "Rusk", "Selby"]  # fmt: skip
-
-
-def _library(folder: Path) -> Path:
-    """A report of 24 sections, each two sentences on the market's size and growth at a plant."""
-    parts = ["# Veldmark battery recycling market review 2025\n"]
-    for i, plant in enumerate(PLANTS):
-        parts.append(
-            f"## {plant}\n\nThe {plant} share of the Veldmark battery recycling market was worth "
-            f"VMC {40 + 3 * i} million in 2024, by the ministry's estimate. The market size at "
-            f"{plant} is expected to grow by {5 + i % 7} percent a year to 2030.\n"
-        )
-    path = folder / "review.md"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+QUESTION = MARKET_Q
 
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _library(tmp_path_factory.mktemp("docs"))
+    return site_review(tmp_path_factory.mktemp("docs"))
 
 
 def _run(path: Path, library: Path, budget_tokens: int | None = None, **research: Any) -> Any:
