@@ -80,7 +80,9 @@ def check_draft(
 def verification_events(checks: Sequence[Sequence[CitationCheck]]) -> list[Verification]:
     """One `verification` event per checked citation."""
     return [
-        Verification(i, c.evidence_id, "fabricated" if c.fabricated else c.verdict, reasons=c.reasons)
+        Verification(
+            i, c.evidence_id, "fabricated" if c.fabricated else c.verdict, reasons=c.reasons
+        )
         for i, row in enumerate(checks)
         for c in row
     ]
@@ -94,6 +96,20 @@ def answer_events(answer: Answer) -> list[Event]:
         events.append(AnswerDelta(text + " "))
         events += [CitationEvent(i, c) for c in sentence.citations]
     return events
+
+
+def checked_answer_events(
+    builder: AnswerBuilder, draft: Draft, checks: list[list[CitationCheck]]
+) -> list[Event]:
+    """The events that close a checked draft: its verifications, then the answer `builder`
+    makes of it (a refusal when the draft refused or holds no sentence), final and done."""
+    events: list[Event] = list(verification_events(checks))
+    if draft.refused or not draft.sentences:
+        builder.note_refusal(draft)
+    else:
+        builder.add_round(draft, checks)
+    answer = builder.build(nearest=(), usage=Usage())
+    return [*events, *answer_events(answer), Final(answer), Done()]
 
 
 async def verify_text_answer(
@@ -131,14 +147,5 @@ async def verify_text_answer(
         span=span,
         question=question,
     )
-    for verification in verification_events(checks):
-        yield verification
-    if draft.refused or not draft.sentences:
-        builder.note_refusal(draft)
-    else:
-        builder.add_round(draft, checks)
-    answer = builder.build(nearest=(), usage=Usage())
-    for event in answer_events(answer):
+    for event in checked_answer_events(builder, draft, checks):
         yield event
-    yield Final(answer)
-    yield Done()

@@ -19,9 +19,9 @@ from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from footnote.events import Done, Event, Final, Status
+from footnote.events import Event, Status
 from footnote.textnorm import text_lang
-from footnote.types import EVIDENCE_ID_PATTERN, Block, Usage
+from footnote.types import EVIDENCE_ID_PATTERN, Block
 from footnote.verify.answer import AnswerBuilder
 from footnote.verify.checks import CitationCheck, Judge, Thresholds
 from footnote.verify.draft import Draft, draft_from_cited_text
@@ -29,9 +29,8 @@ from footnote.verify.evidence import Evidence, EvidenceSet
 from footnote.verify.gate import (
     MAX_CITES_CHECKED,
     SpanFn,
-    answer_events,
     check_draft,
-    verification_events,
+    checked_answer_events,
 )
 from footnote.verify.graph_answer import row_text, unsupported_words, value_text
 from footnote.verify.scoring import relevance
@@ -197,14 +196,5 @@ async def verify_agent_answer(
         check_agent_draft, draft, evidence, rows, judge=judge, thresholds=thresholds, span=span,
         question=question,
     )  # fmt: skip
-    for verification in verification_events(checks):
-        yield verification
-    if draft.refused or not draft.sentences:
-        builder.note_refusal(draft)
-    else:
-        builder.add_round(draft, checks)
-    answer = builder.build(nearest=(), usage=Usage())
-    for event in answer_events(answer):
+    for event in checked_answer_events(builder, draft, checks):
         yield event
-    yield Final(answer)
-    yield Done()
