@@ -5,7 +5,6 @@ stopped at a known point, mid-ingest), worker subprocesses and store counts."""
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
 import json
 import os
@@ -17,11 +16,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/openai_loopback.py
+from openai_loopback import LoopbackServer, Reply, Response, embed_inputs
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 _REDIS: list[str] = []
@@ -73,54 +74,27 @@ class EmbedServer:
         self.inputs: list[str] = []
         self.refuse = 0
         """How many more requests embedding document text to answer 400 (an index write fails)."""
-        server = self
+        self.server = LoopbackServer(self._answer, model="emb")
+        self.url = self.server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_a: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-                inputs = body.get("input")
-                texts = [str(t) for t in (inputs if isinstance(inputs, list) else [inputs])]
-                if server.refuse and document_text(texts):
-                    server.refuse -= 1
-                    raw = b'{"error": {"message": "refused by the test", "type": "invalid"}}'
-                    self.send_response(400)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(raw)))
-                    self.end_headers()
-                    self.wfile.write(raw)
-                    return
-                if server.hold and not server.held.is_set() and server.hold(texts):
-                    server.held.set()
-                    server.released.wait(60)
-                server.inputs += texts
-                data = [{"object": "embedding", "index": i, "embedding": vector(t)}
-                        for i, t in enumerate(texts)]  # fmt: skip
-                raw = json.dumps({"object": "list", "data": data, "model": "emb",
-                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()  # fmt: skip
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # worker killed
-                    self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"openai+http://127.0.0.1:{self.httpd.server_address[1]}/v1?model=emb"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def _answer(self, _path: str, body: dict[str, Any]) -> Reply:
+        texts = embed_inputs(body)
+        if self.refuse and document_text(texts):
+            self.refuse -= 1
+            raw = b'{"error": {"message": "refused by the test", "type": "invalid"}}'
+            return Response(400, raw)
+        if self.hold and not self.held.is_set() and self.hold(texts):
+            self.held.set()
+            self.released.wait(60)
+        self.inputs += texts
+        return [vector(t) for t in texts]
 
     def release(self) -> None:
         self.released.set()
 
     def stop(self) -> None:
         self.release()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()
 
 
 def document_text(texts: list[str]) -> bool:

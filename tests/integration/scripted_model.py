@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import sys
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/openai_loopback.py
+from openai_loopback import LoopbackServer
 
 QUESTION = (
     "What recall@10 did hybrid retrieval reach? How does hybrid retrieval index each paragraph? "
@@ -64,56 +67,19 @@ class ScriptedModel:
     """The server on a free loopback port; `url` is a footnote model URL (`openai+…`)."""
 
     def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        owner = self
+        self.server = LoopbackServer(
+            lambda _path, body: reply(body.get("messages") or [{}]),
+            model="scripted",
+            usage=lambda text: (10, len(text.split())),
+        )
+        self.url = self.server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_a: object) -> None:
-                return
-
-            def _json(self, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._json({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                owner.requests.append(body)
-                content = reply(body.get("messages") or [{}])
-                if body.get("stream"):
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/event-stream")
-                    self.end_headers()
-                    for piece in (content, ""):
-                        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0,
-                                 "model": "scripted",
-                                 "choices": [{"index": 0, "delta": {"content": piece} if piece else {},
-                                              "finish_reason": None if piece else "stop"}]}  # fmt: skip
-                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    return
-                words = len(content.split())
-                self._json({"id": "c", "object": "chat.completion", "created": 0, "model": "scripted",
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": content}}],
-                            "usage": {"prompt_tokens": 10, "completion_tokens": words,
-                                      "total_tokens": 10 + words}})  # fmt: skip
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        port = int(self.httpd.server_address[1])
-        self.url = f"openai+http://127.0.0.1:{port}/v1?model=scripted"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.server.bodies
 
     def __enter__(self) -> ScriptedModel:
-        self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,9 @@ import pytest
 from footnote.models.roles import NO_EXTERNAL
 from footnote.workspace import Workspace
 from footnote.workspace.api import Library
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/openai_loopback.py
+from openai_loopback import LoopbackServer, chat_completion, last_prompt
 
 pytestmark = pytest.mark.integration
 SECRET = "ZEBRAQUARTZ"
@@ -38,41 +40,17 @@ class OpenAIServer:
     chat request with `answer(prompt)`."""
 
     def __init__(self, answer: Any) -> None:
-        self.requests: list[dict[str, Any]] = []
-        owner = self
+        self.server = LoopbackServer(
+            lambda _path, body: chat_completion(answer(last_prompt(body)), usage=(10, 5))
+        )
+        self.url = self.server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_a: object) -> None:
-                return
-
-            def _json(self, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._json({"object": "list", "data": [{"id": "m", "object": "model"}]})
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                owner.requests.append(body)
-                prompt = str((body.get("messages") or [{}])[-1].get("content", ""))
-                self._json({"id": "c", "object": "chat.completion", "created": 0, "model": "m",
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": answer(prompt)}}],
-                            "usage": {"prompt_tokens": 10, "completion_tokens": 5,
-                                      "total_tokens": 15}})  # fmt: skip
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"openai+http://127.0.0.1:{self.httpd.server_address[1]}/v1?model=m"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.server.bodies
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()
 
 
 def _rewrite(prompt: str) -> str:

@@ -4,15 +4,18 @@ server's queue is full (429 with Retry-After) the client waits as told and retri
 
 from __future__ import annotations
 
-import json
+import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from footnote.models.base import Message
 from footnote.models.openai_compat import OpenAICompatChatModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/openai_loopback.py
+from openai_loopback import LoopbackServer, Response, chat_completion
 
 pytest.importorskip("openai")
 MODELS = ("footnote-small", "footnote-compose")
@@ -23,61 +26,36 @@ class TwoModelServer:
     answers 429 + Retry-After while more than `queue` requests are in flight or when told to."""
 
     def __init__(self, queue: int = 8) -> None:
-        self.seen: list[tuple[str, int]] = []  # (model, client port) per request
         self.reject_next = 0
         self.queue, self.in_flight = queue, 0
         self.lock = threading.Lock()
-        owner = self
+        self.server = LoopbackServer(self._answer, models=False)
+        self.url = self.server.base
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    @property
+    def seen(self) -> list[tuple[Any, int]]:
+        """(model, client port) per request."""
+        return [(r.body.get("model"), r.client[1]) for r in self.server.requests]
 
-            def log_message(self, *_a: object) -> None:
-                pass
-
-            def _send(self, code: int, body: dict[str, Any], headers: dict[str, str]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                model = body.get("model")
-                with owner.lock:
-                    owner.seen.append((model, self.client_address[1]))
-                    full = owner.reject_next > 0 or owner.in_flight >= owner.queue
-                    owner.reject_next = max(0, owner.reject_next - 1)
-                    owner.in_flight += 0 if full else 1
-                if model not in MODELS:
-                    self._send(404, {"error": {"message": f"no model {model}"}}, {})
-                    return
-                if full:
-                    self._send(429, {"error": {"message": "queue full"}}, {"Retry-After": "0.3"})
-                    return
-                try:
-                    text = f"answer from {model}"
-                    self._send(200, {
-                        "id": "x", "object": "chat.completion", "created": 0, "model": model,
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": text}}],
-                        "usage": {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6},
-                    }, {})  # fmt: skip
-                finally:
-                    with owner.lock:
-                        owner.in_flight -= 1
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def _answer(self, _path: str, body: dict[str, Any]) -> Response:
+        model = body.get("model")
+        with self.lock:
+            full = self.reject_next > 0 or self.in_flight >= self.queue
+            self.reject_next = max(0, self.reject_next - 1)
+            self.in_flight += 0 if full else 1
+        if model not in MODELS:
+            return Response(404, {"error": {"message": f"no model {model}"}})
+        if full:
+            return Response(429, {"error": {"message": "queue full"}}, {"Retry-After": "0.3"})
+        try:
+            text = f"answer from {model}"
+            return Response(200, chat_completion(text, model=model, usage=(3, 3), id="x"))
+        finally:
+            with self.lock:
+                self.in_flight -= 1
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()
 
 
 @pytest.fixture

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import json
 import re
-import threading
+import sys
 import time
 from collections.abc import Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from live import LiveServer, free_port, study_workspace
+from live import LiveServer, study_workspace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -29,6 +28,9 @@ from footnote.store.records import Span
 from footnote.workspace import Workspace
 from footnote.workspace.telemetry import Metrics
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/openai_loopback.py
+from openai_loopback import LoopbackServer, Response
+
 pytestmark = pytest.mark.integration
 
 
@@ -36,39 +38,36 @@ class Collector:
     """A minimal OTLP/HTTP trace receiver (protobuf), keeping every span it is sent."""
 
     def __init__(self) -> None:
-        self.spans: list[dict[str, Any]] = []
-        collector = self
+        ok = Response(200, b"", {"Content-Type": "application/x-protobuf"})
+        self.server = LoopbackServer(lambda _path, _body: ok, models=False)
+        self.url = f"http://127.0.0.1:{self.server.port}/v1/traces"
+        self.cleared = 0
+        """How many requests came before the last `clear()`."""
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                request = ExportTraceServiceRequest.FromString(body)
-                for resource in request.resource_spans:
-                    service = {a.key: a.value.string_value for a in resource.resource.attributes}
-                    for scope in resource.scope_spans:
-                        for s in scope.spans:
-                            collector.spans.append({
-                                "name": s.name, "id": s.span_id.hex(),
-                                "parent": s.parent_span_id.hex(), "trace": s.trace_id.hex(),
-                                "service": service.get("service.name"),
-                                "attrs": {a.key: _value(a.value) for a in s.attributes},
-                                "start": s.start_time_unix_nano, "end": s.end_time_unix_nano,
-                            })  # fmt: skip
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.end_headers()
+    @property
+    def spans(self) -> list[dict[str, Any]]:
+        """The spans of every request since the last `clear()`, in order."""
+        out: list[dict[str, Any]] = []
+        for r in self.server.requests[self.cleared :]:
+            request = ExportTraceServiceRequest.FromString(r.raw)
+            for resource in request.resource_spans:
+                service = {a.key: a.value.string_value for a in resource.resource.attributes}
+                for scope in resource.scope_spans:
+                    for s in scope.spans:
+                        out.append({
+                            "name": s.name, "id": s.span_id.hex(),
+                            "parent": s.parent_span_id.hex(), "trace": s.trace_id.hex(),
+                            "service": service.get("service.name"),
+                            "attrs": {a.key: _value(a.value) for a in s.attributes},
+                            "start": s.start_time_unix_nano, "end": s.end_time_unix_nano,
+                        })  # fmt: skip
+        return out
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.port = free_port()
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.port}/v1/traces"
+    def clear(self) -> None:
+        self.cleared = len(self.server.requests)
 
     def close(self) -> None:
-        self.server.shutdown()
+        self.server.stop()
 
 
 def _value(v: Any) -> Any:
@@ -205,7 +204,9 @@ def test_telemetry_is_off_by_default_and_metrics_can_be_turned_off(tmp_path: Pat
         assert resp.status_code == 404 and resp.json()["error"]["code"] == "not_found"
 
 
-def test_span_text_stays_home_unless_export_text_is_on(tmp_path: Path, collector: Collector) -> None:
+def test_span_text_stays_home_unless_export_text_is_on(
+    tmp_path: Path, collector: Collector
+) -> None:
     """The collector is an egress: by default it gets names, numbers and lengths, not text."""
     question = "What recall@10 did hybrid retrieval reach?"
     for export_text in (False, True):
@@ -214,12 +215,14 @@ def test_span_text_stays_home_unless_export_text_is_on(tmp_path: Path, collector
         with (folder / "ws" / "config.toml").open("a") as f:
             f.write(f'\n[telemetry]\notlp_endpoint = "{collector.url}"\n'
                     f"export_text = {str(export_text).lower()}\n")  # fmt: skip
-        collector.spans.clear()
+        collector.clear()
         ws = Workspace.open(folder / "ws")
         app = create_app(ws, ServerDeps(use_models=False))
         with LiveServer(app) as srv, httpx.Client(base_url=srv.url, timeout=60) as client:
             session = client.post("/v1/sessions", json={}).json()["id"]
-            turn = client.post(f"/v1/sessions/{session}/messages", json={"content": question}).json()
+            turn = client.post(
+                f"/v1/sessions/{session}/messages", json={"content": question}
+            ).json()
             wait_done(client, turn["run_id"])
         ws.close()
         values = [str(v) for s in collector.spans for v in s["attrs"].values()]

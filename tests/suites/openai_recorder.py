@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import sys
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/openai_loopback.py
+from openai_loopback import LoopbackServer, Reply, chat_completion, embed_inputs
 
 CARD_LINE = re.compile(r"^\[(C\d+)\] \((.*?), ([\d-]+|undated)\) (.*)$", re.M)
 CANARY = re.compile(r"CANARY-[0-9a-f]{16}|INTERNAL-[A-Z0-9-]{6,}")
@@ -29,56 +32,25 @@ class Recorder:
 
     def __init__(self, *, obedient: bool = False) -> None:
         self.obedient = obedient
-        self.requests: list[dict[str, Any]] = []
-        self.raw: list[bytes] = []
-        recorder = self
+        self.server = LoopbackServer(self._answer, model="ext")
+        self.port = self.server.port
+        self.url = self.server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def _answer(self, path: str, body: dict[str, Any]) -> Reply:
+        if path.endswith("/embeddings"):
+            return [vector(t) for t in embed_inputs(body)]
+        return chat_completion(self.reply(body), model="ext", usage=(50, 20))
 
-            def log_message(self, *_a: Any) -> None:
-                return
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.server.bodies
 
-            def _json(self, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._json({"object": "list", "data": [{"id": "ext", "object": "model"}]})
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                body = json.loads(raw or b"{}")
-                recorder.raw.append(raw)
-                recorder.requests.append(body)
-                if self.path.endswith("/embeddings"):
-                    inputs = body.get("input")
-                    texts = inputs if isinstance(inputs, list) else [inputs]
-                    data = [{"object": "embedding", "index": i, "embedding": vector(str(t))}
-                            for i, t in enumerate(texts)]  # fmt: skip
-                    self._json({"object": "list", "data": data, "model": "ext",
-                                "usage": {"prompt_tokens": 1, "total_tokens": 1}})  # fmt: skip
-                    return
-                content = recorder.reply(body)
-                self._json({"id": "c", "object": "chat.completion", "created": 0, "model": "ext",
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": content}}],
-                            "usage": {"prompt_tokens": 50, "completion_tokens": 20,
-                                      "total_tokens": 70}})  # fmt: skip
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = int(self.httpd.server_address[1])
-        self.url = f"openai+http://127.0.0.1:{self.port}/v1?model=ext"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    @property
+    def raw(self) -> list[bytes]:
+        return [r.raw for r in self.server.requests]
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()
 
     def prompts(self) -> list[str]:
         """The text of every chat message sent (decoded, as the model would read it)."""

@@ -4,17 +4,18 @@ reads `no-external-model`) let an external embedder see the text."""
 
 from __future__ import annotations
 
-import threading
+import sys
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from footnote.errors import UsageError
 from footnote.labels import DECLARED_LABELS, normalise_labels
 from footnote.workspace import Workspace
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/openai_loopback.py
+from openai_loopback import LoopbackServer, Response
 
 
 def test_spellings_of_a_declared_label_are_that_label() -> None:
@@ -47,27 +48,17 @@ class _Recorder:
     """An OpenAI-compatible embeddings endpoint on loopback that records every request."""
 
     def __init__(self) -> None:
-        self.bodies: list[bytes] = []
-        recorder = self
+        self.server = LoopbackServer(
+            lambda _path, _body: Response(500), model="embedder", models=False
+        )
+        self.url = self.server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_a: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                n = int(self.headers.get("content-length", "0"))
-                recorder.bodies.append(self.rfile.read(n))
-                self.send_response(500)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"openai+http://127.0.0.1:{self.httpd.server_address[1]}/v1?model=embedder"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    @property
+    def bodies(self) -> list[bytes]:
+        return [r.raw for r in self.server.requests]
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()
 
 
 @pytest.fixture()

@@ -54,6 +54,15 @@ MISFITS = [
     ("出生于1967年或名字是Meg Ryan的人有哪些？", "person_born", ["meg ryan"]),
     ("筛选出名称在字典序上等于或在'Peter'之后的所有节点，返回所有节点的name和born属性值。",
      "person_born", ["peter"]),
+    # answers to another question (graph bench, wave 3): the whole cast for one role, every
+    # film of a director for "other" films, one actor's films for a two-actor question
+    ("Who played Morpheus in The Matrix?", "movie_cast", ["the matrix"]),
+    ("What other movies did he direct?", "person_directed", []),
+    ("Which movies did Ron Howard direct besides Apollo 13?", "person_directed", ["ron howard"]),
+    ("Which movies did both Tom Hanks and Meg Ryan act in?", "person_movies", ["tom hanks"]),
+    ("Which movies did Tom Hanks act in with Meg Ryan?", "person_movies", ["tom hanks"]),
+    ("朗·霍华德还导演过哪些其他电影？", "person_directed", ["朗·霍华德"]),
+    ("梅格·瑞恩和汤姆·汉克斯一起演过哪些电影？", "person_movies", ["汤姆·汉克斯"]),
 ]  # fmt: skip
 
 FITS = [
@@ -66,6 +75,9 @@ FITS = [
      "supplier_products", ["exotic liquids"]),
     ("How many orders has Alfreds Futterkiste placed?", "customer_orders", ["alfreds futterkiste"]),
     ("When was Keanu Reeves born?", "person_born", ["keanu reeves"]),
+    ("Who played in The Matrix?", "movie_cast", ["the matrix"]),
+    ("In which movies did Keanu Reeves act?", "person_movies", ["keanu reeves"]),
+    ("Who directed The Matrix? I need the director's name.", "movie_directors", ["the matrix"]),
     ("基努·里维斯是哪年出生的？", "person_born", ["基努·里维斯"]),
 ]  # fmt: skip
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,10 @@ from footnote.errors import ConfigError, ModelError, ProviderUnavailable
 from footnote.models.base import Message, ToolSpec
 from footnote.models.openai_client import approx_tokens, parse_openai_url
 from footnote.models.openai_compat import OpenAICompatChatModel, OpenAICompatEmbedder
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/openai_loopback.py
+from openai_loopback import DROP, LoopbackServer, Response
+from openai_loopback import Reply as ServerReply
 
 Reply = tuple[int, dict[str, str], Any]
 Script = Callable[[str, dict[str, Any]], Reply]
@@ -36,44 +41,27 @@ def chat(content: str = "hi", tool_calls: list[dict[str, Any]] | None = None) ->
 
 
 class Fake:
+    """The loopback server answering each request (GETs too) with `script(path, body)`;
+    status -1 hangs for `payload` seconds, then closes the connection unanswered."""
+
     def __init__(self, script: Script) -> None:
         self.script = script
-        self.requests: list[tuple[str, dict[str, Any]]] = []
-        fake = self
+        self.server = LoopbackServer(self._go, models=False)
+        self.url = self.server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a: Any) -> None:
-                pass
+    def _go(self, path: str, body: dict[str, Any]) -> ServerReply:
+        status, headers, payload = self.script(path, body)
+        if status == -1:  # hang
+            time.sleep(float(payload))
+            return DROP
+        return Response(status, payload, headers)
 
-            def _go(self, body: dict[str, Any]) -> None:
-                fake.requests.append((self.path, body))
-                status, headers, payload = fake.script(self.path, body)
-                if status == -1:  # hang
-                    time.sleep(float(payload))
-                    return
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                for k, v in {"content-type": "application/json", **headers}.items():
-                    self.send_header(k, v)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._go({})
-
-            def do_POST(self) -> None:
-                n = int(self.headers.get("content-length", 0))
-                self._go(json.loads(self.rfile.read(n) or b"{}"))
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"openai+http://127.0.0.1:{self.server.server_address[1]}/v1?model=m"
+    @property
+    def requests(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(r.path, r.body) for r in self.server.requests]
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
 
 
 @pytest.fixture
@@ -158,7 +146,7 @@ def test_timeout_is_clean_model_error(serve: Callable[[Script], Fake]) -> None:
 
 
 def test_probe_and_native_tools(serve: Callable[[Script], Fake]) -> None:
-    call = {
+    call: dict[str, Any] = {
         "id": "c1",
         "type": "function",
         "function": {"name": "get_time", "arguments": '{"city": "Paris"}'},
@@ -244,8 +232,13 @@ def test_stream_and_cancel(serve: Callable[[Script], Fake]) -> None:
                 "object": "chat.completion.chunk",
                 "created": 0,
                 "model": "m",
-                "choices": [{"index": 0, "delta": {"content": w},
-                             "finish_reason": "stop" if finish and i == len(words) - 1 else None}],
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"content": w},
+                        "finish_reason": "stop" if finish and i == len(words) - 1 else None,
+                    }
+                ],
             }
             for i, w in enumerate(words)
         ]
@@ -325,7 +318,9 @@ def test_labelled_text_never_reaches_an_external_embedder(
         labelled = ws.ingest([secret], labels=("no-external-model",), index=False).results[0]
         assert labelled.source is not None
         with pytest.raises(LicenceRefused):
-            ws.searcher.search("client margin", filters=SearchFilters(source_ids=(labelled.source.id,)))
+            ws.searcher.search(
+                "client margin", filters=SearchFilters(source_ids=(labelled.source.id,))
+            )
         assert len(fake.requests) == sent and all(
             "margin" not in json.dumps(b) for _p, b in fake.requests
         )

@@ -171,6 +171,8 @@ _EN_CUES: tuple[tuple[str, str], ...] = (
         "a comparison or property filter",
     ),
     (r"\b(?:not|never|without|except|excluding|neither|nor|no)\b|n't\b", "a negation"),
+    (r"\b(?:other|others|else|another|besides|apart from|aside from)\b", "an exclusion"),
+    (r"\b(?:both|together|along with|as well as)\b", "a combination of conditions"),
     (r"\b(?:order(?:ed)? by|sort\w*|rank\w*|alphabetical\w*)\b", "an ordering"),
     (r"\b(?:average|avg|mean|sum|total|median)\b", "an aggregation"),
     (r"\b(?:properties|property|nodes?|return\w*|rename\w*|alias\w*)\b", "a projection"),
@@ -185,7 +187,8 @@ _ZH_CUES: tuple[tuple[str, str], ...] = (
         "a comparison or property filter",
     ),
     (r"不|没有|除了|除", "a negation"),
-    (r"或|并且|而且|同时|以及", "a combination of conditions"),
+    (r"其他|其它|别的|另外|还有", "an exclusion"),
+    (r"或|并且|而且|同时|以及|一起|共同", "a combination of conditions"),
     (r"排序|排名|升序|降序", "an ordering"),
     (r"平均|总和|总数|总共|合计", "an aggregation"),
     (r"节点|属性|返回|重命名|别名", "a projection"),
@@ -201,6 +204,25 @@ _QUOTED_ANY = (
     re.compile(r"[“「『]([^”」』]{1,80})[”」』]"),
 )
 _GENERIC_WORDS = frozenset(["name", "id", "title"])
+# a capitalised word inside a sentence: a name the question gives that no slot captured
+_INNER_NAME = re.compile(r"(?<![.?!:;]\s)(?<=\s)[A-Z][\w'-]*[a-z][\w'-]*")
+
+
+def _unslotted_name(question: str, mentions: Sequence[str], spec: GraphSpec) -> str:
+    """A capitalised word (not the first of a sentence) that is no aligned entity, label,
+    relationship or property: "Morpheus" in "Who played Morpheus in The Matrix?" constrains
+    the answer, and a template without a slot for it would answer another question."""
+    text = question
+    for m in sorted(mentions, key=len, reverse=True):
+        if m:
+            text = re.sub(re.escape(m), " ", text, flags=re.IGNORECASE)
+    schema = {_words(n) for n in [*spec.nodes, *spec.relationships]}
+    schema |= {_words(p) for node in spec.nodes.values() for p in node.properties}
+    for w in _INNER_NAME.findall(text):
+        low = w.lower().removesuffix("'s")
+        if low not in QUESTION_WORDS_EN and _words(w) not in schema and low not in schema:
+            return w
+    return ""
 
 
 def _words(name: str) -> str:
@@ -264,6 +286,9 @@ def template_misfit(
         for q in quoted.finditer(question):
             if normalise(q.group(1)).strip(" .,?!") not in known:
                 return f"the quoted value {q.group(1)!r} is not an entity of the template"
+    name = _unslotted_name(question, mentions, spec)
+    if name:
+        return f"the name {name!r} is not an entity of the template"
     rest = normalise(question)
     for m in sorted(known, key=len, reverse=True):
         if m:
