@@ -45,7 +45,13 @@ class AnsweringSettings(_Section):
         False,
         description="Replace a quote that does not occur in the cited passage by the passage's "
         "sentence that holds the answer and overlaps the quote most (off: not yet measured on "
-        "100 test cases; `bench/ask_quality.py --configs new,+repair`).",
+        "100 test cases; `bench/ask_quality.py --configs new,+repair` or `+extract`).",
+    )
+    yes_no_span: bool = Field(
+        False,
+        description='Replace a "Yes"/"No" drafted for a question that does not ask yes or no by '
+        "the verbatim quote it rests on (an extractive span; off: not yet measured on 100 test "
+        "cases; `bench/ask_quality.py --configs new,+extract`).",
     )
     answerability: bool = Field(
         True,

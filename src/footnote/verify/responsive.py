@@ -276,6 +276,21 @@ def _names_focus(analysis: QuestionAnalysis, sentence: str, cited: Sequence[str]
     return f"nothing cited says the answer is the {focus} the question asks about"
 
 
+def misplaced_yes_no(sentence: str, question: str, analysis: QuestionAnalysis) -> str:
+    """Why a yes/no sentence does not answer the question ("" when it is no yes/no, or the
+    question asks yes or no): the question asks for a value of some type, or with a question
+    word ("In what order …?")."""
+    if not is_yes_no(sentence.strip()) or analysis.answer_type == "yes_no":
+        return ""
+    if analysis.answer_type != "other":
+        return "a yes/no answer to a question that asks for a " + analysis.answer_type.replace(
+            "_", " "
+        )
+    if is_open_question(question):
+        return "a yes/no answer to a question that is not a yes/no question"
+    return ""
+
+
 def check_responsive(
     sentence: str,
     question: str,
@@ -291,15 +306,9 @@ def check_responsive(
     whole cited texts (where its value's noun and qualifiers are read); `shown`: every passage
     shown to the model (for the own-knowledge check; skipped when empty)."""
     s = sentence.strip()
-    if is_yes_no(s) and analysis.answer_type != "yes_no":
-        if analysis.answer_type != "other":
-            return Finding(
-                "a yes/no answer to a question that asks for a "
-                + analysis.answer_type.replace("_", " "),
-                hard=True,
-            )
-        if is_open_question(question):
-            return Finding("a yes/no answer to a question that is not a yes/no question", hard=True)
+    misplaced = misplaced_yes_no(s, question, analysis)
+    if misplaced:
+        return Finding(misplaced, hard=True)
     if echoes_question(s, question):
         return Finding("the sentence restates the question and adds nothing", hard=True)
     if shown:

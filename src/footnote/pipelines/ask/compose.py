@@ -21,8 +21,11 @@ from footnote.models.base import Completion, Message
 from footnote.prompts import data_section, load_prompt, render
 from footnote.textnorm import contains, quantities, same_quantity, split_sentences
 from footnote.verify import EvidenceSet, overlap, term_coverage
+from footnote.verify.checks import is_yes_no
 from footnote.verify.draft import REFUSAL_RE, Draft, DraftSentence
 from footnote.verify.evidence import Evidence
+from footnote.verify.question import analyse_question
+from footnote.verify.responsive import misplaced_yes_no
 
 
 class CiteAnswer(BaseModel):
@@ -129,6 +132,25 @@ def repair_quotes(draft: Draft, evidence: EvidenceSet, *, min_overlap: float = 0
         best = max(holding, key=lambda s: overlap(sentence.quote, s), default=None)
         if best is not None and overlap(sentence.quote, best) >= min_overlap:
             sentence.quote = best
+    return draft
+
+
+def quote_for_yes_no(draft: Draft, evidence: EvidenceSet, question: str) -> Draft:
+    """A "Yes" or "No" written for a question that does not ask yes or no ("按什么语种顺序…？"
+    → "Yes", quoting "语种顺序是：中文、日文、英文、俄文、其他文种") becomes the quote it rests
+    on, when that quote is verbatim in the item it cites: an extractive span, supported by
+    construction, which every check (the question's answer type, the judge) still reads. A
+    quote that is not verbatim leaves the sentence as written (the responsive check refuses it)."""
+    analysis = analyse_question(question)
+    for sentence in draft.sentences:
+        item = evidence.resolve(sentence.cites[0]) if sentence.cites else None
+        if item is None or sentence.by_code or not sentence.quote:
+            continue
+        if not misplaced_yes_no(sentence.text, question, analysis):
+            continue
+        text = item.block.table.as_text() if item.block.table is not None else item.text
+        if contains(text, sentence.quote) and not is_yes_no(sentence.quote):
+            sentence.text = sentence.quote
     return draft
 
 

@@ -36,6 +36,7 @@ from footnote.pipelines.ask.compose import (
     compose_cite,
     compose_extractive,
     evidence_prompt_block,
+    quote_for_yes_no,
     repair_quotes,
 )
 from footnote.pipelines.ask.narrow import answerability, translate_question
@@ -429,7 +430,11 @@ class AskPipeline:
                 draft = await asyncio.to_thread(
                     compose_cite, question, evidence, complete, feedback=feedback, previous=previous
                 )
-            yield repair_quotes(draft, evidence) if self.settings.answering.repair_quotes else draft
+            if self.settings.answering.repair_quotes:
+                draft = repair_quotes(draft, evidence)
+            if self.settings.answering.yes_no_span:
+                draft = quote_for_yes_no(draft, evidence, question)
+            yield draft
             return
         # attach: stream the draft as unchecked `thinking`, verify, release only checked sentences
         aliases = {f"E{i + 1}": ev.id for i, ev in enumerate(evidence)}

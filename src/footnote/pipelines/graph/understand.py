@@ -218,7 +218,8 @@ def _unslotted_name(question: str, mentions: Sequence[str], spec: GraphSpec) -> 
             text = re.sub(re.escape(m), " ", text, flags=re.IGNORECASE)
     schema = {_words(n) for n in [*spec.nodes, *spec.relationships]}
     schema |= {_words(p) for node in spec.nodes.values() for p in node.properties}
-    for w in _INNER_NAME.findall(text):
+    for hit in _INNER_NAME.finditer(text):
+        w = hit.group(0)
         low = w.lower().removesuffix("'s")
         if low not in QUESTION_WORDS_EN and _words(w) not in schema and low not in schema:
             return w

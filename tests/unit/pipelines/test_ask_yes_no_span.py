@@ -1,0 +1,104 @@
+"""`answering.yes_no_span`: a "Yes" drafted for a question that does not ask yes or no becomes
+the verbatim quote it rests on (found in the dev run, fd-035: "按什么语种顺序分类排列？" answered
+"Yes", quoting "语种顺序是：中文、日文、英文、俄文、其他文种", and refused). The model is scripted;
+retrieval, the checks and the answer builder are real."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Sequence
+
+from test_ask import RoleAdapter, search_fn
+from test_ask_responsive import store  # noqa: F401  (fixture)
+
+from footnote.config import load_settings
+from footnote.events import Event, Final
+from footnote.models.base import Message
+from footnote.models.fake import FakeChatModel
+from footnote.pipelines.ask.compose import quote_for_yes_no
+from footnote.pipelines.ask.pipeline import AskDeps, AskPipeline, AskRequest
+from footnote.store.sqlite import SqliteStore
+from footnote.types import Answer, Block
+from footnote.verify.draft import Draft, DraftSentence
+from footnote.verify.evidence import Evidence, EvidenceSet
+
+ORDER = "条目先按文种分类排列，语种顺序是：中文、日文、英文、俄文、其他文种。"
+SERVER = "The server parses the uploaded PDFs with Grobid before indexing them."
+
+
+def evidence() -> EvidenceSet:
+    items = []
+    for i, text in enumerate((ORDER, SERVER)):
+        block = Block(f"b1-p1-aaaaa{i}", "b1", "paragraph", text, 1)
+        items.append(Evidence(block.id, text, block, relevance=1.0))
+    return EvidenceSet(items)
+
+
+def test_a_yes_to_an_open_question_becomes_its_verbatim_quote() -> None:
+    quote = "语种顺序是：中文、日文、英文、俄文、其他文种"
+    draft = Draft([DraftSentence("Yes", ["b1-p1-aaaaa0"], quote)])
+    quote_for_yes_no(draft, evidence(), "使用著者-出版年制时，条目先按什么语种顺序分类排列？")
+    assert draft.sentences[0].text == quote
+
+
+def test_a_yes_to_a_yes_no_question_or_on_a_paraphrased_quote_stays() -> None:
+    asked = "Does the server parse the uploaded PDFs with Grobid?"
+    kept = Draft([DraftSentence("Yes.", ["b1-p1-aaaaa1"], SERVER)])
+    quote_for_yes_no(kept, evidence(), asked)
+    assert kept.sentences[0].text == "Yes."
+    paraphrase = "The server uses Grobid to parse PDFs."  # not in the passage: no span to show
+    loose = Draft([DraftSentence("Yes", ["b1-p1-aaaaa1"], paraphrase)])
+    quote_for_yes_no(loose, evidence(), "Which parser does the server use for PDFs?")
+    assert loose.sentences[0].text == "Yes"
+
+
+def ask(db: SqliteStore, question: str, quote: str, text: str, span: bool) -> Answer:
+    settings = load_settings(
+        db.path.parent,
+        {
+            "answering": {"answerability": False, "translate": False, "yes_no_span": span},
+            "verify": {"max_revisions": 0, "relevance_threshold": 0.1},
+        },
+        environ={},
+    )
+
+    def script(messages: Sequence[Message]) -> str:
+        prompt = "\n".join(m.content for m in messages)
+        alias = next(
+            m.group(1)
+            for m in re.finditer(r"\[(E\d+)\] \([^)]*\) ([^\n]*)", prompt)
+            if "Grobid" in m.group(2)
+        )
+        return json.dumps({"quote": quote, "cite": alias, "answer": text})
+
+    deps = AskDeps(
+        store=db,
+        search=search_fn(db),
+        settings=settings,
+        compose_model=RoleAdapter(FakeChatModel(script)),
+        judge_model=RoleAdapter(FakeChatModel([])),
+        judge_fn=lambda model, claim, passage, **kw: 0.9,
+    )
+    events: list[Event] = []
+
+    async def go() -> None:
+        async for e in AskPipeline(deps).run(AskRequest(question, mode="cite")):
+            events.append(e)
+
+    asyncio.run(go())
+    [final] = [e for e in events if isinstance(e, Final)]
+    return final.answer
+
+
+def test_the_setting_shows_the_quote_where_a_yes_was_refused(
+    store: SqliteStore,  # noqa: F811
+) -> None:
+    question = "What does the server parse the uploaded PDFs with?"
+    off = ask(store, question, SERVER, "Yes", span=False)
+    on = ask(store, question, SERVER, "Yes", span=True)
+    assert off.status != "answered" and off.sentences == ()
+    assert on.status == "answered" and "Grobid" in on.text and "Yes" not in on.text
+    [cite] = on.sentences[0].citations
+    assert cite.quote == SERVER
