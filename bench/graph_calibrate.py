@@ -94,7 +94,9 @@ def dev_set(index: EntityIndex, other: EntityIndex, seed: int) -> dict[str, Any]
         m = typo(e.name, rng)
         if m != e.name and vector_only(index, m):
             pos.append((m, f"{e.label}:{e.key}"))
-    neg = sorted({e.name for e in other.entities if len(e.name) >= 4 and vector_only(index, e.name)})
+    neg = sorted(
+        {e.name for e in other.entities if len(e.name) >= 4 and vector_only(index, e.name)}
+    )
     return {"positives": pos, "negatives": neg,
             "pos_scores": scored(index, [m for m, _ in pos]), "neg_scores": scored(index, neg)}  # fmt: skip
 
@@ -122,7 +124,9 @@ def rates(dev: dict[str, Any], cos: float, margin: float) -> dict[str, Any]:
             "false_alignments": false, "false_rate": round(false / max(1, n_neg), 4)}  # fmt: skip
 
 
-def fit(dev: dict[str, Any], false_bound: float, drop_bound: float) -> tuple[float, float, list[Any]]:
+def fit(
+    dev: dict[str, Any], false_bound: float, drop_bound: float
+) -> tuple[float, float, list[Any]]:
     curve = [rates(dev, c, 0.0) for c in COSINES]
     cos = next((r["min_cosine"] for r in curve if r["false_rate"] <= false_bound), COSINES[-1])
     kept_right = rates(dev, cos, 0.0)["right"]

@@ -80,9 +80,7 @@ def rates(recs: list[dict[str, Any]], key: str, t: float) -> dict[str, Any]:
     for kind in ("AMBIGUOUS", "UNANSWERABLE", "ANSWERABLE"):
         rs = [r for r in recs if r["kind"] == kind]
         scored = [r for r in rs if r[key] is not None]
-        row[f"{kind.lower()}_clarify"] = round(
-            sum(r[key] < t for r in scored) / max(1, len(rs)), 4
-        )
+        row[f"{kind.lower()}_clarify"] = round(sum(r[key] < t for r in scored) / max(1, len(rs)), 4)
         row[f"{kind.lower()}_n"] = len(rs)
         row[f"{kind.lower()}_errors"] = len(rs) - len(scored)
     return row
@@ -101,8 +99,11 @@ def main() -> None:
     ap.add_argument("--bound", type=float, default=0.10)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--write", action="store_true")
-    ap.add_argument("--readings", type=Path,
-                    help="fit from a saved bench/out/graph_intent_calibrate.jsonl (no model call)")
+    ap.add_argument(
+        "--readings",
+        type=Path,
+        help="fit from a saved bench/out/graph_intent_calibrate.jsonl (no model call)",
+    )
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     data = next(p for p in shared_data_candidates() if (p / "cypherbench-au").exists())

@@ -51,7 +51,9 @@ def _p(check: dict[str, Any]) -> float | None:
     return None if check.get("judge_p") is None else float(check["judge_p"])
 
 
-def replay(row: dict[str, Any], runs: list[list[dict[str, Any]]], t: float, case: Any) -> tuple[bool, bool]:
+def replay(
+    row: dict[str, Any], runs: list[list[dict[str, Any]]], t: float, case: Any
+) -> tuple[bool, bool]:
     """(answered, right) for the case at threshold t."""
     out = row["output"]
     if out["status"] == "answered":
@@ -82,7 +84,9 @@ def main() -> None:
     p.add_argument("--workspace", default=str(OUT / "ask_retrieval" / "dev"))
     p.add_argument("--config", default="new")
     a = p.parse_args()
-    ds = load_dataset("footnote-dev", data_dir=default_data_dir(), cache_dir=Path(a.workspace) / "cache")
+    ds = load_dataset(
+        "footnote-dev", data_dir=default_data_dir(), cache_dir=Path(a.workspace) / "cache"
+    )
     cases = {c.id: c for c in ds.cases}
     rows = [json.loads(line) for line in Path(a.dump).read_text().splitlines() if line.strip()]
     rows = [r for r in rows if r["set"] == "footnote-dev" and r["config"] == a.config]
@@ -102,9 +106,12 @@ def main() -> None:
         acc = sum(1 for r in answerable if got[r["case"]] == (True, True))
         refused = sum(1 for r in answerable if not got[r["case"]][0])
         wrong_unans = sum(1 for cid, (ans, _) in got.items() if cases[cid].unanswerable and ans)
-        prec = f"{sum(answers) / len(answers):.2f} ({sum(answers)}/{len(answers)})" if answers else "–"
+        prec = (
+            f"{sum(answers) / len(answers):.2f} ({sum(answers)}/{len(answers)})" if answers else "–"
+        )
         print(f"| {t:.2f} | {len(answers)} | {prec} | {acc}/{len(answerable)} | "
               f"{refused}/{len(answerable)} | {wrong_unans} |")  # fmt: skip
+
 
 if __name__ == "__main__":
     main()

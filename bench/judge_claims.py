@@ -60,7 +60,9 @@ def _quotes(output: str) -> dict[str, str]:
             if isinstance(p, dict)}  # fmt: skip
 
 
-def items(conn: sqlite3.Connection, rows: list[dict[str, Any]], cases: dict[str, Any], ws: Any) -> list[dict[str, Any]]:
+def items(
+    conn: sqlite3.Connection, rows: list[dict[str, Any]], cases: dict[str, Any], ws: Any
+) -> list[dict[str, Any]]:
     out = []
     for r in rows:
         spans = _spans(conn, r["output"].get("run_id", ""))
@@ -127,9 +129,16 @@ def main() -> None:
     from footnote.workspace import Workspace
 
     ws = Workspace.open(Path(a.workspace))
-    ds = load_dataset("footnote-dev", data_dir=default_data_dir(), cache_dir=Path(a.workspace) / "cache")
+    ds = load_dataset(
+        "footnote-dev", data_dir=default_data_dir(), cache_dir=Path(a.workspace) / "cache"
+    )
     cases = {c.id: c for c in ds.cases}
-    rows = [json.loads(line) for d in a.dumps for line in Path(d).read_text().splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for d in a.dumps
+        for line in Path(d).read_text().splitlines()
+        if line.strip()
+    ]
     rows = [r for r in rows if r["set"] == "footnote-dev" and r["output"]["status"] != "error"]
     conn = sqlite3.connect(Path(a.workspace) / "footnote.db")
     todo = items(conn, rows, cases, ws)[: a.limit or None]
@@ -157,7 +166,10 @@ def main() -> None:
         area = auc(right, wrong)
         cells = [f"{area:.2f}" if area is not None else "–"]
         for t in (0.5, 0.6):
-            cells += [f"{sum(s >= t for s in right)}/{len(right)}", f"{sum(s >= t for s in wrong)}/{len(wrong)}"]
+            cells += [
+                f"{sum(s >= t for s in right)}/{len(right)}",
+                f"{sum(s >= t for s in wrong)}/{len(wrong)}",
+            ]
         print(f"| {form} | " + " | ".join(cells) + f" | {seconds[form] / max(1, len(todo)):.1f} |")
     ws.close()
 

@@ -264,9 +264,18 @@ def report(rows: list[tuple[str, dict[str, Any]]], what: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sessions", default="20,50")
-    ap.add_argument("--delay", type=float, default=1.5, help="stub model: seconds per completion (per word when streamed)")
-    ap.add_argument("--kill-at", type=float, default=0.5,
-                    help="kill replica A this many seconds after half the runs started")
+    ap.add_argument(
+        "--delay",
+        type=float,
+        default=1.5,
+        help="stub model: seconds per completion (per word when streamed)",
+    )
+    ap.add_argument(
+        "--kill-at",
+        type=float,
+        default=0.5,
+        help="kill replica A this many seconds after half the runs started",
+    )
     args = ap.parse_args()
     stack = Stack(args.delay)
     rows: list[tuple[str, dict[str, Any]]] = []
@@ -276,11 +285,16 @@ def main() -> None:
             rows.append((f"{n} same replica (baseline)", asyncio.run(phase(stack, n, False))))
             rows.append((f"{n} other replica (relay)", asyncio.run(phase(stack, n, True))))
         n = max(int(x) for x in args.sessions.split(","))
-        rows.append((f"{n} relay, replica A killed mid-run",
-                     asyncio.run(phase(stack, n, True, args.kill_at))))
+        rows.append(
+            (
+                f"{n} relay, replica A killed mid-run",
+                asyncio.run(phase(stack, n, True, args.kill_at)),
+            )
+        )
     finally:
         stack.close()
     report(rows, "final")
+
 
 if __name__ == "__main__":
     main()

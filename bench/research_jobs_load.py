@@ -59,7 +59,9 @@ class JobStack(Stack):
         self.workers = {
             name: subprocess.Popen(
                 [*self.footnote, "worker", "-w", str(self.tmp / name), "--threads", "2"],
-                env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             for name in ("w1", "w2")
         }
@@ -121,8 +123,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", default="16,32")
     ap.add_argument("--lease", type=float, default=3.0, help="jobs.lease_s of the workers")
-    ap.add_argument("--kill-at", type=float, default=1.0,
-                    help="kill replica A and worker 1 this many seconds after half the runs started")
+    ap.add_argument(
+        "--kill-at",
+        type=float,
+        default=1.0,
+        help="kill replica A and worker 1 this many seconds after half the runs started",
+    )
     args = ap.parse_args()
     stack = JobStack(args.lease)
     rows: list[tuple[str, dict[str, Any]]] = []
@@ -132,11 +138,16 @@ def main() -> None:
             rows.append((f"{n} same replica (baseline)", asyncio.run(phase(stack, n, False))))
             rows.append((f"{n} other replica", asyncio.run(phase(stack, n, True))))
         n = max(int(x) for x in args.runs.split(","))
-        rows.append((f"{n} other replica, replica A and worker 1 killed mid-run",
-                     asyncio.run(phase(stack, n, True, args.kill_at))))
+        rows.append(
+            (
+                f"{n} other replica, replica A and worker 1 killed mid-run",
+                asyncio.run(phase(stack, n, True, args.kill_at)),
+            )
+        )
     finally:
         stack.close()
     report(rows, "brief")
+
 
 if __name__ == "__main__":
     main()

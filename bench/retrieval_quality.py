@@ -241,7 +241,9 @@ def main() -> None:
     store = SqliteStore(tmp / "q.db")
     ids = build(store, en + zh)
     t0 = time.perf_counter()
-    idx = Indexer(store, RoleEmbedder(e5, url=e5.name, external=False), RetrievalSettings(), tmp / "idx")
+    idx = Indexer(
+        store, RoleEmbedder(e5, url=e5.name, external=False), RetrievalSettings(), tmp / "idx"
+    )
     for sid in ids.values():
         idx.index_source(sid)
     e5.save()
@@ -261,7 +263,13 @@ def main() -> None:
         print(f"\nlexical term budget (summed document frequency): {budget}")
 
     def searcher(**kw):  # type: ignore[no-untyped-def]
-        return Searcher(store, RoleEmbedder(e5, url=e5.name, external=False), RetrievalSettings(**kw), tmp / "idx", lexical=lex)
+        return Searcher(
+            store,
+            RoleEmbedder(e5, url=e5.name, external=False),
+            RetrievalSettings(**kw),
+            tmp / "idx",
+            lexical=lex,
+        )
 
     allq = lambda pi, qi: True  # noqa: E731
     print(
@@ -278,7 +286,13 @@ def main() -> None:
     print(fmt("hybrid, MMR off", evaluate(s, en, ids, allq, ("lexical", "vector"), mmr=False)))
     # the in-memory bm25 index (used above `lexical_memory_threshold` blocks) on the same data
     mem = SqliteLexical(store, memory_threshold=0, index_dir=tmp / "idx")
-    s_mem = Searcher(store, RoleEmbedder(e5, url=e5.name, external=False), RetrievalSettings(), tmp / "idx", lexical=mem)
+    s_mem = Searcher(
+        store,
+        RoleEmbedder(e5, url=e5.name, external=False),
+        RetrievalSettings(),
+        tmp / "idx",
+        lexical=mem,
+    )
     print(fmt("lexical, in-memory bm25", evaluate(s_mem, en, ids, allq, ("lexical",))))
     print(fmt("hybrid, in-memory bm25", evaluate(s_mem, en, ids, allq, ("lexical", "vector"))))
     # tune on one half (even question positions), report on the other (odd)

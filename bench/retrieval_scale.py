@@ -317,7 +317,9 @@ def run(n: int, n_queries: int, reps: int, tmp: Path, lexical_only: bool) -> dic
         ("hybrid_ann", ann_settings, idx_dir, mem),
         ("hybrid_ann_fts_pruned", ann_settings, idx_dir, pruned),
     ]:
-        s = Searcher(store, RoleEmbedder(emb, url=emb.name, external=False), st, folder, lexical=lexical)
+        s = Searcher(
+            store, RoleEmbedder(emb, url=emb.name, external=False), st, folder, lexical=lexical
+        )
         s.search(qt[0])
         lat, _ = timed(lambda q, s=s: s.search(q, k=10), qt * reps)
         res[f"{name}_p50"], res[f"{name}_p95"] = pct(lat, 50), pct(lat, 95)

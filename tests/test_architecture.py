@@ -176,7 +176,9 @@ def test_each_job_has_its_own_package(layer: str) -> None:
 
 def test_pipelines_hold_only_job_packages_and_shared_memory() -> None:
     modules = {p.stem for p in (SRC / "pipelines").glob("*.py")}
-    assert modules <= PIPELINE_MODULES, f"pipelines/ modules outside a job: {modules - PIPELINE_MODULES}"
+    assert modules <= PIPELINE_MODULES, (
+        f"pipelines/ modules outside a job: {modules - PIPELINE_MODULES}"
+    )
 
 
 def test_graph_code_lives_in_its_homes() -> None:
@@ -198,7 +200,9 @@ def _constructed(tree: ast.AST) -> list[tuple[str, int]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            name = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
             if name in BACKENDS:
                 out.append((name, node.lineno))
     return out

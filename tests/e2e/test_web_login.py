@@ -75,7 +75,9 @@ def test_sign_in_once_every_call_carries_the_key_sign_out(
 
     sent = [(u, a) for u, a in calls if "/v1/sessions?limit=1" not in u]
     assert sent and all(a == f"Bearer {keys['alice']}" for _u, a in sent), sent
-    assert any("/events" in u for u, _a in sent) and any(u.endswith("/v1/sources") for u, _a in sent)
+    assert any("/events" in u for u, _a in sent) and any(
+        u.endswith("/v1/sources") for u, _a in sent
+    )
 
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()

@@ -140,9 +140,6 @@ def test_an_eval_worker_killed_between_cases_resumes_the_run(tmp_path: Path) -> 
         w.close()
 
 
-
-
-
 def _research_run(ws: Workspace) -> str:
     from footnote.workspace.research import confirm_outline, research_store, start_research
 

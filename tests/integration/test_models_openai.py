@@ -51,7 +51,10 @@ class City(BaseModel):
 def test_json_schema(model: OpenAICompatChatModel) -> None:
     role = RoleModel("understand", model, ledger=Ledger(), external=True)
     out = structured(
-        role, [Message("user", "Which city is the Eiffel Tower in?")], City, max_tokens=40,
+        role,
+        [Message("user", "Which city is the Eiffel Tower in?")],
+        City,
+        max_tokens=40,
         labels=(),
     )
     assert "paris" in out.city.lower()

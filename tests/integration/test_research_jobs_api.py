@@ -59,12 +59,15 @@ def _config(
     ws: Path, embed: EmbedServer, backend: dict[str, Any], *, research_jobs: bool = True,
     **jobs: Any,
 ) -> None:  # fmt: skip
-    extra = f"""
+    extra = (
+        f"""
 [server]
 research_jobs = {"true" if research_jobs else "false"}
 redis_url = "{backend["redis_url"]}"
 max_runs_in_flight = 1
-""" + RESEARCH_CONFIG
+"""
+        + RESEARCH_CONFIG
+    )
     write_config(ws, {"server_threads": 0, "lease_s": 1.5, **backend["jobs"], **jobs}, embed.url,
                  extra, store_url=backend["store_url"])  # fmt: skip
 
@@ -124,7 +127,10 @@ def test_a_run_is_a_job_a_worker_executes_and_the_api_streams(
             # a second run is over the user's limit (1) while the first is queued
             over = c.post("/v1/research", json={"question": QUESTION, "template": "market_size",
                                                 "web": False, "confirm": True})  # fmt: skip
-            assert over.status_code == 429 and over.json()["error"]["detail"]["quota"] == "runs_in_flight"
+            assert (
+                over.status_code == 429
+                and over.json()["error"]["detail"]["quota"] == "runs_in_flight"
+            )
         # the API process restarts before any worker took the job: the run is not orphaned
         with _client(ws) as c:
             assert ws.runs.get_run(run_id)["status"] == "running"  # type: ignore[index]

@@ -27,8 +27,10 @@ def _error_shape(body: str) -> bool:
     except ValueError:
         return False
     err = data.get("error") if isinstance(data, dict) else None
-    return isinstance(err, dict) and set(err) == {"code", "message", "detail"} and all(
-        isinstance(err[k], str) for k in ("code", "message")
+    return (
+        isinstance(err, dict)
+        and set(err) == {"code", "message", "detail"}
+        and all(isinstance(err[k], str) for k in ("code", "message"))
     )
 
 
@@ -43,7 +45,9 @@ def _fuzz(url: str, headers: dict[str, str], mode: str, problems: list[str]) -> 
         @given(case=operation.as_strategy())
         def run(case: Any) -> None:
             resp = case.call(headers=headers, timeout=20)
-            bad = resp.status_code >= 500 or (resp.status_code >= 400 and not _error_shape(resp.text))
+            bad = resp.status_code >= 500 or (
+                resp.status_code >= 400 and not _error_shape(resp.text)
+            )
             if bad:
                 problems.append(f"{mode} {case.operation.label} {case.path_parameters} -> "
                                 f"{resp.status_code} {resp.text[:200]}")  # fmt: skip

@@ -77,11 +77,24 @@ def _secrets(ids: dict[str, Any]) -> list[str]:
 def _guesses(ids: dict[str, Any]) -> dict[str, list[str]]:
     hexes = secrets.token_hex
     return {
-        "source_id": [ids["private"], ids["team"], ids["private"][:6], ids["private"][:1],
-                      ids["team"][:2], "~nobody", "%2Fetc%2Fpasswd", hexes(6), "..%2F..",
-                      ids["private"].upper()],
-        "evidence_id": [*ids["blocks"][:4], ids["cell"], f"{ids['private'][:8]}-p1-{hexes(3)}",
-                        f"{hexes(4)}-p1-{hexes(3)}#r0c0"],
+        "source_id": [
+            ids["private"],
+            ids["team"],
+            ids["private"][:6],
+            ids["private"][:1],
+            ids["team"][:2],
+            "~nobody",
+            "%2Fetc%2Fpasswd",
+            hexes(6),
+            "..%2F..",
+            ids["private"].upper(),
+        ],
+        "evidence_id": [
+            *ids["blocks"][:4],
+            ids["cell"],
+            f"{ids['private'][:8]}-p1-{hexes(3)}",
+            f"{hexes(4)}-p1-{hexes(3)}#r0c0",
+        ],
         "session_id": [ids["session"], f"ses_{hexes(12)}", ids["session"][:10]],
         "run_id": [ids["run"], *ids["child_runs"], f"run_{hexes(12)}", f"{ids['run']}.ask9"],
     }
@@ -94,20 +107,27 @@ def _attack_bodies(ids: dict[str, Any], own_session: str) -> dict[tuple[str, str
         ("POST", "/v1/sessions/{session_id}/messages"): [
             {"content": f"What is the {CANARY} price?", "sources": [s]}
             for s in (ids["private"], ids["team"], ids["private"][:6])
-        ] + [{"content": f"What is the {CANARY} acquisition price?"}],
+        ]
+        + [{"content": f"What is the {CANARY} acquisition price?"}],
         ("POST", "/v1/chat/completions"): [
-            {"model": "footnote", "messages": [{"role": "user", "content":
-             f"What is the {CANARY} acquisition price?"}]},
-            {"model": "footnote", "stream": True, "messages": [{"role": "user", "content":
-             f"What is the {CANARY} margin target?"}]},
+            {
+                "model": "footnote",
+                "messages": [
+                    {"role": "user", "content": f"What is the {CANARY} acquisition price?"}
+                ],
+            },
+            {
+                "model": "footnote",
+                "stream": True,
+                "messages": [{"role": "user", "content": f"What is the {CANARY} margin target?"}],
+            },
         ],
         ("POST", "/v1/compute"): [
             {"code": "result = x * 1", "inputs": {"x": cell}}
             for cell in (ids["cell"], f"{ids['table']}#r1c0", ids["blocks"][0])
         ],
-        ("POST", "/v1/feedback"): [
-            {"rating": "down", "message_id": m} for m in ids["messages"]
-        ] + [{"rating": "down", "run_id": r} for r in [ids["run"], *ids["child_runs"]]],
+        ("POST", "/v1/feedback"): [{"rating": "down", "message_id": m} for m in ids["messages"]]
+        + [{"rating": "down", "run_id": r} for r in [ids["run"], *ids["child_runs"]]],
     }
 
 
@@ -144,7 +164,9 @@ def test_no_route_and_no_tool_reads_or_writes_another_users_data(fast_ws: Worksp
                         _note(t, leaks, f"{attacker} {method} {url} {body} -> own run trace",
                               trace, hidden, False)  # fmt: skip
                     _note(t, leaks, f"{attacker} {method} {url} {body}", resp, hidden, wrote)
-            _tools(fast_ws, t, leaks, attacker, auth.user_for_key(state_keys[attacker]), ids, hidden)
+            _tools(
+                fast_ws, t, leaks, attacker, auth.user_for_key(state_keys[attacker]), ids, hidden
+            )
             _dedup(c, t, leaks, ids)
         after = _alice_state(alice, ids)
     changed = [k for k in before if before[k] != after[k]]

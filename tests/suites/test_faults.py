@@ -53,7 +53,9 @@ def _wait_for(check: Any, timeout: float = 60, what: str = "condition") -> Any:
 
 
 @contextlib.contextmanager
-def _process(args: list[str], env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+def _process(
+    args: list[str], env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     # Ctrl-C as in a terminal: a suite started in the background by a non-interactive shell
     # inherits SIGINT ignored, and Python then keeps ignoring it in every child
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -108,9 +110,10 @@ def test_redis_killed_mid_run(tmp_path: Path) -> None:
         ws = Workspace.open(tmp_path / "ws", overrides=over)
         (tmp_path / "p.md").write_text(PAPER)
         ws.ingest([tmp_path / "p.md"])
-        with LiveServer(ws, ServerDeps(use_models=False)) as srv, httpx.Client(
-            base_url=srv.url, timeout=30
-        ) as c:
+        with (
+            LiveServer(ws, ServerDeps(use_models=False)) as srv,
+            httpx.Client(base_url=srv.url, timeout=30) as c,
+        ):
             _wait_for(lambda: c.get("/v1/health").json()["window_available"], what="redis")
             sid = c.post("/v1/sessions", json={}).json()["id"]
             first = _turn(c, sid, "What recall did hybrid retrieval reach?")
@@ -142,9 +145,10 @@ def test_model_server_killed_mid_stream(tmp_path: Path) -> None:
         ws = Workspace.open(tmp_path / "ws", overrides=over)
         (tmp_path / "p.md").write_text(PAPER)
         ws.ingest([tmp_path / "p.md"])
-        with LiveServer(ws, ServerDeps(use_models=False)) as srv, httpx.Client(
-            base_url=srv.url, timeout=30
-        ) as c:
+        with (
+            LiveServer(ws, ServerDeps(use_models=False)) as srv,
+            httpx.Client(base_url=srv.url, timeout=30) as c,
+        ):
             sid = c.post("/v1/sessions", json={}).json()["id"]
             turn = _turn(c, sid, "What recall did hybrid retrieval reach?")
             _wait_for(lambda: '"thinking"' in json.dumps(c.get(
@@ -235,7 +239,7 @@ def test_full_disk(tmp_path: Path) -> None:
                 while True:
                     f.write(b"\0" * 65536)
                     f.flush()
-            filler.write_bytes(filler.read_bytes()[: -1_500_000])  # leave ~1.5 MB
+            filler.write_bytes(filler.read_bytes()[:-1_500_000])  # leave ~1.5 MB
             report = ws.ingest([papers])
             failed = [r for r in report.results if r.outcome == "failed"]
             assert failed, "the disk never filled"

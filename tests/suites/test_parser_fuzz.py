@@ -73,13 +73,40 @@ _HTML_PIECE = st.one_of(
     st.text(max_size=40),
     _TAGS.map(lambda t: f"<{t}>"),
     _TAGS.map(lambda t: f"</{t}>"),
-    st.sampled_from(['<meta charset="shift_jis">', '<meta charset="bogus-9">', "<!--", "-->",
-                     "<![CDATA[", "&#xD800;", "&amp", "<table><tr><td colspan=99999>"]),
+    st.sampled_from(
+        [
+            '<meta charset="shift_jis">',
+            '<meta charset="bogus-9">',
+            "<!--",
+            "-->",
+            "<![CDATA[",
+            "&#xD800;",
+            "&amp",
+            "<table><tr><td colspan=99999>",
+        ]
+    ),
 )
 _MD_PIECE = st.one_of(
     st.text(max_size=40),
-    st.sampled_from(["# ", "## ", "\n\n", "| a | b |\n|---|---|\n", "```\n", "- ", "1. ", "> ",
-                     "[x](http://a)", "![i](j)", "$$", "\\", "---\n", "<div>", "\t"]),
+    st.sampled_from(
+        [
+            "# ",
+            "## ",
+            "\n\n",
+            "| a | b |\n|---|---|\n",
+            "```\n",
+            "- ",
+            "1. ",
+            "> ",
+            "[x](http://a)",
+            "![i](j)",
+            "$$",
+            "\\",
+            "---\n",
+            "<div>",
+            "\t",
+        ]
+    ),
 )
 
 
@@ -120,11 +147,47 @@ def test_readers_raise_only_typed_errors(tmp_path: Path, seed_pdf: bytes) -> Non
 FILMS = _load("graph_films", ROOT / "tests" / "data" / "graph_films.py").FILMS
 _CY = st.one_of(
     st.text(max_size=20),
-    st.sampled_from(["MATCH", "(p:Person)", "-[:ACTED_IN]->", "(f:Film)", "WHERE", "RETURN",
-                     "p.name", "=", "$person", "'x'", '"y"', "CREATE", "DELETE", "SET",
-                     "DETACH", "CALL", "db.labels()", "apoc.load.json('x')", "LOAD CSV",
-                     "UNION", ";", "//", "/*", "*/", "`", "{", "}", "[", "]", ",", "|",
-                     "f.region", "WITH", "UNWIND", "LIMIT 5", "OPTIONAL MATCH", "\\u0027"]),
+    st.sampled_from(
+        [
+            "MATCH",
+            "(p:Person)",
+            "-[:ACTED_IN]->",
+            "(f:Film)",
+            "WHERE",
+            "RETURN",
+            "p.name",
+            "=",
+            "$person",
+            "'x'",
+            '"y"',
+            "CREATE",
+            "DELETE",
+            "SET",
+            "DETACH",
+            "CALL",
+            "db.labels()",
+            "apoc.load.json('x')",
+            "LOAD CSV",
+            "UNION",
+            ";",
+            "//",
+            "/*",
+            "*/",
+            "`",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            "|",
+            "f.region",
+            "WITH",
+            "UNWIND",
+            "LIMIT 5",
+            "OPTIONAL MATCH",
+            "\\u0027",
+        ]
+    ),
 )
 
 
@@ -221,10 +284,23 @@ def test_atheris_coverage_guided(tmp_path: Path, seed_pdf: bytes) -> None:
         (seed / "s").write_bytes(seed_pdf if target == "pdf" else b"# t\n\n<p>a</p> MATCH (n)")
         env = {**os.environ, "FUZZ_TARGET": target, "PYTHONHASHSEED": "0"}
         proc = subprocess.run(
-            in_fresh_process([sys.executable, str(ATHERIS), f"-runs={runs}",
-                              f"-seed={random.Random(7).randint(1, 9999)}", "-max_len=4096",
-                              "-timeout=240", "-rss_limit_mb=4096", str(seed)]),
-            env=env, capture_output=True, text=True, timeout=1200, cwd=tmp_path,
+            in_fresh_process(
+                [
+                    sys.executable,
+                    str(ATHERIS),
+                    f"-runs={runs}",
+                    f"-seed={random.Random(7).randint(1, 9999)}",
+                    "-max_len=4096",
+                    "-timeout=240",
+                    "-rss_limit_mb=4096",
+                    str(seed),
+                ]
+            ),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            cwd=tmp_path,
         )  # fmt: skip  (limits sized for a loaded 2-core machine; a hang still fails)
         crashed = proc.returncode != 0
         done = [ln for ln in proc.stderr.splitlines() if ln.startswith("Done ")]

@@ -234,7 +234,10 @@ def verifier_cmd(
         if judge:
             model = ws.models.chat("judge")
             judge_fn = lambda claim, passage: judge_support(  # noqa: E731
-                model, claim, passage, labels=()  # an evaluation set's text carries no labels
+                model,
+                claim,
+                passage,
+                labels=(),  # an evaluation set's text carries no labels
             )
         v = ws.settings.verify
         result = evaluate_verifier(
@@ -287,7 +290,8 @@ def export_cmd(
 @eval_app.command("settings")
 def settings_eval_cmd(
     extractor: Annotated[
-        str | None, typer.Option(help="rules, model, hybrid or auto (default: reproduce.extractor).")
+        str | None,
+        typer.Option(help="rules, model, hybrid or auto (default: reproduce.extractor)."),
     ] = None,
     paper: Annotated[
         list[str] | None, typer.Option(help="Only gold papers whose reference contains this.")
@@ -316,7 +320,9 @@ def settings_eval_cmd(
     if as_json:
         _print_json(report)
         return
-    grid = RichTable(title=f"Settings extraction ({report['extractor']}, {report['papers']} papers)")
+    grid = RichTable(
+        title=f"Settings extraction ({report['extractor']}, {report['papers']} papers)"
+    )
     for col in ("measure", "value"):
         grid.add_column(col)
     cc = report["crosschecks"]

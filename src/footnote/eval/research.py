@@ -137,7 +137,9 @@ async def run_research_eval(
     folder = ws.dir / "eval" / run_id
     if (folder / "run.json").is_file():
         run = open_run(ws.dir, run_id)  # resumed or extended by more questions
-        run.meta["case_ids"] = list(dict.fromkeys([*run.meta["case_ids"], *(c["id"] for c in cases)]))
+        run.meta["case_ids"] = list(
+            dict.fromkeys([*run.meta["case_ids"], *(c["id"] for c in cases)])
+        )
         run.save_meta()
     else:
         meta = {"dataset": "research-dev", "mode": "+".join(modes), "case_ids": [c["id"] for c in cases],

@@ -362,9 +362,7 @@ class SqliteVectors:
             return {}
         arr = np.asarray(list(keys), np.int64)
         rows = np.clip(np.searchsorted(snap.keys, arr), 0, len(snap.keys) - 1)
-        return {
-            int(k): snap.matrix[r] for k, r in zip(arr, rows, strict=True) if snap.keys[r] == k
-        }
+        return {int(k): snap.matrix[r] for k, r in zip(arr, rows, strict=True) if snap.keys[r] == k}
 
 
 def _exact(snap: _Snapshot, q: Matrix, n: int, rows: npt.NDArray[Any]) -> list[tuple[int, float]]:

@@ -18,9 +18,7 @@ _ZH_NUMBER = r"[\d一二三四五六七八九十]+(?:[.-]\d+)*"
 _LABELS = f"{TABLE_LABELS}|{FIGURE_LABELS}|{OTHER_LABELS}"
 _ZH_LABELS = f"{ZH_TABLE_LABELS}|{ZH_FIGURE_LABELS}"
 
-CAPTION = re.compile(
-    rf"^(?:{_LABELS})\s*{_NUMBER}\s*[.:|—–-]|^(?:{_ZH_LABELS})\s*{_ZH_NUMBER}"
-)
+CAPTION = re.compile(rf"^(?:{_LABELS})\s*{_NUMBER}\s*[.:|—–-]|^(?:{_ZH_LABELS})\s*{_ZH_NUMBER}")
 """A caption line: label, number and a separator (`Table 2:`), or a Chinese label and number."""
 CAPTION_START = re.compile(rf"^(?:{_LABELS})\s*{_NUMBER}\b|^(?:{_ZH_LABELS})\s*{_ZH_NUMBER}")
 """A line that may start a caption (label and number, no separator needed)."""
@@ -32,9 +30,7 @@ FIGURE_CAPTION = re.compile(
     rf"^(?:{FIGURE_LABELS})\s*{_NUMBER}|^(?:{ZH_FIGURE_LABELS})\s*{_ZH_NUMBER}"
 )
 """The start of a figure's caption."""
-LIST_START = re.compile(
-    r"^(?:[•◦▪●○■□►∗·]|[-–*]\s|\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+\S|[①-⑳])"
-)
+LIST_START = re.compile(r"^(?:[•◦▪●○■□►∗·]|[-–*]\s|\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)]\s+\S|[①-⑳])")
 """The start of a list item: a bullet, `1.`, `(a)`, `iv)` or a circled number."""
 
 _REF = re.compile(

@@ -163,10 +163,7 @@ class JobQueue:
             log.warning("job %s (%s) attempt %d failed: %s", job_id, rec.task, attempt, exc,
                         exc_info=not isinstance(exc, UsageError | NotFound))  # fmt: skip
             error = f"{type(exc).__name__}: {exc}"
-            if (
-                self.ledger.release(job_id, holder, error, final, self.clock())
-                and not final
-            ):
+            if self.ledger.release(job_id, holder, error, final, self.clock()) and not final:
                 self._send.schedule((job_id,), delay=self.retry_delay_s)
             return
         finally:

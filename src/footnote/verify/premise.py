@@ -197,5 +197,3 @@ def _same_noun(a: str, b: str) -> bool:
         short, long = sorted((a, b), key=len)
         return len(short) >= 2 and long.endswith(short)
     return stem(a) == stem(b)
-
-

@@ -68,9 +68,12 @@ def test_the_default_thresholds_are_the_fitted_ones_and_their_record_holds() -> 
     from footnote.index.graph.align import entity_index
 
     record = calibration()
-    assert alignment_thresholds(GraphSettings()) == (record["min_cosine"], record["ambiguity_margin"])
+    assert alignment_thresholds(GraphSettings()) == (
+        record["min_cosine"],
+        record["ambiguity_margin"],
+    )
     assert alignment_thresholds(GraphSettings(min_cosine=0.5, ambiguity_margin=0.02)) == (0.5, 0.02)
-    sweep = [p for p in record["curve"] if p["ambiguity_margin"] == 0.0][: -1]
+    sweep = [p for p in record["curve"] if p["ambiguity_margin"] == 0.0][:-1]
     cos = min(p["min_cosine"] for p in sweep if p["false_rate"] <= record["false_alignment_bound"])
     assert record["min_cosine"] == cos
     at = [p for p in record["curve"] if p["min_cosine"] == cos]
@@ -97,7 +100,11 @@ def test_the_intent_confidence_record_holds_to_its_rule() -> None:
 
     intent = calibration()["intent"]
     for key, curve in (("min_confidence", "curve"), (None, "rules_curve")):
-        ok = [p for p in intent[curve] if p["answerable_clarify"] <= intent["clarify_on_answerable_bound"]]
+        ok = [
+            p
+            for p in intent[curve]
+            if p["answerable_clarify"] <= intent["clarify_on_answerable_bound"]
+        ]
         best = max(ok, key=lambda p: (p["ambiguous_clarify"], -p["threshold"]))
         want = intent[key] if key else intent["rules"]["min_confidence"]
         assert best["threshold"] == want

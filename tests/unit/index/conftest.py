@@ -97,7 +97,9 @@ class Env:
     def models(self) -> set[str]:
         """Embedding models with stored vectors."""
         if self.postgres:
-            return {r["model"] for r in self.store.db.all("SELECT DISTINCT model FROM block_vectors")}
+            return {
+                r["model"] for r in self.store.db.all("SELECT DISTINCT model FROM block_vectors")
+            }
         return {r[0] for r in self.store.conn.execute("SELECT model FROM block_vectors")}
 
     def add(self, doc: Document) -> str:

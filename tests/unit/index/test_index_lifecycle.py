@@ -179,7 +179,10 @@ def test_reindex_all_new_model(make_env):
     if env.postgres:
         from footnote.index.postgres import PgLexical, PgVectors
 
-        backends = {"lexical": PgLexical(env.store), "vectors": PgVectors(env.store, other.name, other.dim, env.settings)}
+        backends = {
+            "lexical": PgLexical(env.store),
+            "vectors": PgVectors(env.store, other.name, other.dim, env.settings),
+        }
     idx = Indexer(env.store, other, env.settings, env.index_dir, **backends)
     stats = idx.reindex_all()
     assert [s.source_id for s in stats] == [sid] and stats[0].embedded == 5

@@ -21,7 +21,11 @@ def _docs(n: int = 6) -> list:
     docs = []
     for d in range(n):
         paras = [
-            ("S", " ".join(rng.choice(words, 6)), {"kind": "caption" if i % 5 == 0 else "paragraph"})
+            (
+                "S",
+                " ".join(rng.choice(words, 6)),
+                {"kind": "caption" if i % 5 == 0 else "paragraph"},
+            )
             for i in range(25)
         ]
         docs.append(make_doc(f"d{d}", paras, acl=("g",) if d == 0 else ()))

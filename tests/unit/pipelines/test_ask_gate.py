@@ -48,7 +48,9 @@ def test_attach_mode_revises_a_failed_draft(store: SqliteStore, monkeypatch) -> 
 def test_flat_answer_marks_weak_sentences(store: SqliteStore) -> None:
     """Finding 8: the flat `answer` string dropped the "insufficiently supported" mark. (A
     weak-only answer is a refusal since issue #29: the weak sentence stands beside a supported one.)"""
-    draft = "The model reached an accuracy of 85% on SciQ. The corpus contains 1,213 annotated papers."
+    draft = (
+        "The model reached an accuracy of 85% on SciQ. The corpus contains 1,213 annotated papers."
+    )
     answer, _ = run(
         store,
         QUESTION,

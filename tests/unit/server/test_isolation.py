@@ -227,8 +227,11 @@ def test_id_prefixes_and_paths_reveal_nothing_of_other_users(app_ws, tmp_path: P
     for ref in probes:
         for resp in (
             client.get(f"/v1/sources/{ref}/crosschecks", headers=k["bob"]),
-            client.post(f"/v1/sessions/{client.post('/v1/sessions', json={}, headers=k['bob']).json()['id']}/messages",
-                        json={"content": "q", "sources": [ref]}, headers=k["bob"]),
+            client.post(
+                f"/v1/sessions/{client.post('/v1/sessions', json={}, headers=k['bob']).json()['id']}/messages",
+                json={"content": "q", "sources": [ref]},
+                headers=k["bob"],
+            ),
         ):
             assert resp.status_code in (404, 422), (ref, resp.status_code, resp.text)
             text = resp.text

@@ -25,6 +25,8 @@ except ImportError:  # before issue #15 the index took a plain embedder (to show
 
     def RoleEmbedder(inner, **_):  # type: ignore[no-redef,no-untyped-def]
         return inner
+
+
 from footnote.store.sqlite import SqliteStore
 from footnote.types import Block, Document, Source, make_block_id, sha256_hex
 from footnote.workspace import Workspace
@@ -119,8 +121,12 @@ class Interrupting:
 
 def test_ctrl_c_during_embedding_keeps_committed_batches(tmp_path: Path) -> None:
     paper = tmp_path / "long.md"
-    paper.write_text("\n\n".join(f"## Part {i}\n\nThe paragraph {i} describes glacier number {i} "
-                                 "in some detail today." for i in range(20)))  # 40 blocks
+    paper.write_text(
+        "\n\n".join(
+            f"## Part {i}\n\nThe paragraph {i} describes glacier number {i} in some detail today."
+            for i in range(20)
+        )
+    )  # 40 blocks
     with Workspace.open(tmp_path / "ws", overrides={"retrieval": {"embed_batch": 8}}) as ws:
         emb = Interrupting(HashEmbedder(), at=3)
         ws._indexer = Indexer(ws.store, RoleEmbedder(emb, url="fake", external=False),  # type: ignore[arg-type]
@@ -139,7 +145,7 @@ def test_one_file_with_an_unexpected_error_does_not_stop_the_folder(tmp_path: Pa
     folder = tmp_path / "papers"
     folder.mkdir()
     (folder / "good.md").write_text("# Good\n\nA readable paper about glaciers.\n")
-    odd = Path(bytes(folder) .decode() + "/bad-\udcff.md")  # a file name that is not UTF-8
+    odd = Path(bytes(folder).decode() + "/bad-\udcff.md")  # a file name that is not UTF-8
     odd.write_text("# Odd\n\nIts name cannot be stored as text.\n")
     with Workspace.open(tmp_path / "ws", overrides=FAST) as ws:
         report = ws.ingest([folder])
@@ -148,7 +154,9 @@ def test_one_file_with_an_unexpected_error_does_not_stop_the_folder(tmp_path: Pa
         assert not ws.store.conn.in_transaction
 
 
-def _open(what: str, path: str, barrier: multiprocessing.synchronize.Barrier, q: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+def _open(
+    what: str, path: str, barrier: multiprocessing.synchronize.Barrier, q: multiprocessing.Queue
+) -> None:  # type: ignore[type-arg]
     barrier.wait()
     try:
         if what == "store":

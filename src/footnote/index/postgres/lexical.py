@@ -151,8 +151,10 @@ class PgLexical:
             with conn.cursor() as cur:
                 cur.executemany(
                     "UPDATE index_blocks SET body = %s, tsv = %s::tsvector, len = %s WHERE key = %s",
-                    [(body, tsv, n, key)
-                     for key, (_, body, tsv, n) in zip(keys, derived, strict=True)],
+                    [
+                        (body, tsv, n, key)
+                        for key, (_, body, tsv, n) in zip(keys, derived, strict=True)
+                    ],
                 )
             conn.execute("DELETE FROM lexical_terms")
             conn.execute(
@@ -229,4 +231,3 @@ class PgLexical:
 
     def sync(self) -> None:
         """Nothing derived to refresh: the statistics are kept by triggers."""
-
