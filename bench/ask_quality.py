@@ -8,8 +8,8 @@ whether the answer answers the question). `today` switches every #14 change off 
 no table cells by code, no translated query,
 no answerability call); `new` is the defaults; `+rerank` is `new` with `retrieval.rerank` on
 (the judge role reranks the first 12 fused hits); `+repair` repairs paraphrased quotes and
-`+extract` adds to it the quote shown for a "Yes"/"No" drafted for a question that is not yes/no
-(`answering.yes_no_span`). Cases run one at a time through `Workspace.ask`
+`+extract` adds to it the verbatim quote shown for a misplaced "Yes"/"No" or a bare value
+(`answering.quote_spans`). Cases run one at a time through `Workspace.ask`
 in `cite` mode with the bound compose/judge models (the embedded Qwen2.5-Coder-1.5B by default)
 and are scored by `eval.metrics.score_case`, the evaluator's own rules.
 
@@ -62,8 +62,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     # a quote the model paraphrased replaced by the cited passage's sentence holding the answer
     "+repair": {"repair_quotes": True},
     # the extractive spans of issue #29: a paraphrased quote repaired to the passage's sentence,
-    # and a "Yes"/"No" drafted for a question that does not ask yes or no shown as its quote
-    "+extract": {"repair_quotes": True, "yes_no_span": True},
+    # then a misplaced "Yes"/"No" or a bare value shown as its verbatim quote
+    "+extract": {"repair_quotes": True, "quote_spans": True},
     # the setting issue #13 wired, against `new` (a key with a dot names another section)
     "+rerank": {"retrieval.rerank": True},
 }

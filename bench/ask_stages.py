@@ -124,7 +124,7 @@ def report(rows: Sequence[tuple[Case, dict[str, Any], dict[str, Any]]], listing:
         for c, o, _s, name in wrong:
             drafts = [d for d in o.get("drafts", []) if d]
             lines.append(f"- {c.id} [{c.type}/{c.lang}] {name}: {c.question}")
-            lines.append(f"    gold: {c.answer[:120]!r}")
+            lines.append(f"    gold: {(c.answer or '(unanswerable)')[:120]!r}")
             lines.append(f"    shown: {o.get('status')} {o.get('answer', '')[:160]!r}")
             if drafts:
                 lines.append(f"    first draft: {drafts[0][:160]!r}")

@@ -47,11 +47,12 @@ class AnsweringSettings(_Section):
         "sentence that holds the answer and overlaps the quote most (off: not yet measured on "
         "100 test cases; `bench/ask_quality.py --configs new,+repair` or `+extract`).",
     )
-    yes_no_span: bool = Field(
+    quote_spans: bool = Field(
         False,
-        description='Replace a "Yes"/"No" drafted for a question that does not ask yes or no by '
-        "the verbatim quote it rests on (an extractive span; off: not yet measured on 100 test "
-        "cases; `bench/ask_quality.py --configs new,+extract`).",
+        description='Show the verbatim quote an answer rests on instead of a "Yes"/"No" to a '
+        "question that does not ask yes or no, or of a bare value whose quote holds it and states "
+        "the question's words (off: not yet measured on 100 test cases; "
+        "`bench/ask_quality.py --configs new,+extract`).",
     )
     answerability: bool = Field(
         True,

@@ -21,7 +21,7 @@ from footnote.models.base import Completion, Message
 from footnote.prompts import data_section, load_prompt, render
 from footnote.textnorm import contains, quantities, same_quantity, split_sentences
 from footnote.verify import EvidenceSet, overlap, term_coverage
-from footnote.verify.checks import is_yes_no
+from footnote.verify.checks import is_fragment, is_yes_no
 from footnote.verify.draft import REFUSAL_RE, Draft, DraftSentence
 from footnote.verify.evidence import Evidence
 from footnote.verify.question import analyse_question
@@ -135,21 +135,35 @@ def repair_quotes(draft: Draft, evidence: EvidenceSet, *, min_overlap: float = 0
     return draft
 
 
-def quote_for_yes_no(draft: Draft, evidence: EvidenceSet, question: str) -> Draft:
-    """A "Yes" or "No" written for a question that does not ask yes or no ("按什么语种顺序…？"
-    → "Yes", quoting "语种顺序是：中文、日文、英文、俄文、其他文种") becomes the quote it rests
-    on, when that quote is verbatim in the item it cites: an extractive span, supported by
-    construction, which every check (the question's answer type, the judge) still reads. A
-    quote that is not verbatim leaves the sentence as written (the responsive check refuses it)."""
+QUOTE_COVERAGE = 0.5
+"""Share of the question's content words a quote must state for a bare value to be shown as it."""
+
+
+def quote_spans(draft: Draft, evidence: EvidenceSet, question: str) -> Draft:
+    """Answers shown as the verbatim quote they rest on (extractive spans: supported by
+    construction, and every check — the question's answer type, the judge — still reads them):
+
+    - a "Yes" or "No" written for a question that does not ask yes or no ("按什么语种顺序…？" →
+      "Yes", quoting "语种顺序是：中文、日文、英文、俄文、其他文种");
+    - a bare value or name ("0.60", "Six.") whose quote holds it and states at least
+      `QUOTE_COVERAGE` of the question's content words ("Averaged across datasets, we observe
+      +0.60 F1 when using SCIVOCAB"): the judge reads a bare value beside the question badly,
+      the sentence that states it about what was asked it can read.
+
+    Only a quote verbatim in the item it cites is shown; anything else stays as written."""
     analysis = analyse_question(question)
     for sentence in draft.sentences:
         item = evidence.resolve(sentence.cites[0]) if sentence.cites else None
-        if item is None or sentence.by_code or not sentence.quote:
-            continue
-        if not misplaced_yes_no(sentence.text, question, analysis):
+        if item is None or sentence.by_code or not sentence.quote or is_yes_no(sentence.quote):
             continue
         text = item.block.table.as_text() if item.block.table is not None else item.text
-        if contains(text, sentence.quote) and not is_yes_no(sentence.quote):
+        if not contains(text, sentence.quote):
+            continue
+        if misplaced_yes_no(sentence.text, question, analysis) or (
+            is_fragment(sentence.text)
+            and contains(sentence.quote, sentence.text.strip().rstrip(".。"))
+            and term_coverage(question, sentence.quote) >= QUOTE_COVERAGE
+        ):
             sentence.text = sentence.quote
     return draft
 

@@ -36,7 +36,7 @@ from footnote.pipelines.ask.compose import (
     compose_cite,
     compose_extractive,
     evidence_prompt_block,
-    quote_for_yes_no,
+    quote_spans,
     repair_quotes,
 )
 from footnote.pipelines.ask.narrow import answerability, translate_question
@@ -432,8 +432,8 @@ class AskPipeline:
                 )
             if self.settings.answering.repair_quotes:
                 draft = repair_quotes(draft, evidence)
-            if self.settings.answering.yes_no_span:
-                draft = quote_for_yes_no(draft, evidence, question)
+            if self.settings.answering.quote_spans:
+                draft = quote_spans(draft, evidence, question)
             yield draft
             return
         # attach: stream the draft as unchecked `thinking`, verify, release only checked sentences
