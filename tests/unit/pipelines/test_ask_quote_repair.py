@@ -6,22 +6,11 @@ checks and the answer builder are real."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import re
-from collections.abc import Sequence
+from test_ask_responsive import ask, store  # noqa: F401  (fixture)
 
-from test_ask import RoleAdapter, search_fn
-from test_ask_responsive import store  # noqa: F401  (fixture)
-
-from footnote.config import load_settings
-from footnote.events import Event, Final
-from footnote.models.base import Message
-from footnote.models.fake import FakeChatModel
 from footnote.pipelines.ask.compose import repair_quotes
-from footnote.pipelines.ask.pipeline import AskDeps, AskPipeline, AskRequest
 from footnote.store.sqlite import SqliteStore
-from footnote.types import Answer, Block
+from footnote.types import Block
 from footnote.verify.draft import Draft, DraftSentence
 from footnote.verify.evidence import Evidence, EvidenceSet
 
@@ -60,51 +49,16 @@ def test_a_quote_already_verbatim_or_about_something_else_is_left_as_written() -
     ]
 
 
-def ask(db: SqliteStore, question: str, quote: str, text: str, repair: bool) -> Answer:
-    settings = load_settings(
-        db.path.parent,
-        {
-            "answering": {"answerability": False, "translate": False, "repair_quotes": repair},
-            "verify": {"max_revisions": 0, "relevance_threshold": 0.1},
-        },
-        environ={},
-    )
-
-    def script(messages: Sequence[Message]) -> str:
-        prompt = "\n".join(m.content for m in messages)
-        alias = next(
-            m.group(1)
-            for m in re.finditer(r"\[(E\d+)\] \([^)]*\) ([^\n]*)", prompt)
-            if "280M" in m.group(2)
-        )
-        return json.dumps({"quote": quote, "cite": alias, "answer": text})
-
-    deps = AskDeps(
-        store=db,
-        search=search_fn(db),
-        settings=settings,
-        compose_model=RoleAdapter(FakeChatModel(script)),
-        judge_model=RoleAdapter(FakeChatModel([])),
-        judge_fn=lambda model, claim, passage, **kw: 0.9,
-    )
-    events: list[Event] = []
-
-    async def go() -> None:
-        async for e in AskPipeline(deps).run(AskRequest(question, mode="cite")):
-            events.append(e)
-
-    asyncio.run(go())
-    [final] = [e for e in events if isinstance(e, Final)]
-    return final.answer
-
-
 def test_the_setting_turns_a_refused_right_draft_into_a_checked_answer(
     store: SqliteStore,  # noqa: F811
 ) -> None:
     question = "How many nodes does the literature graph have?"
     paraphrase = "The literature graph contains more than 280M nodes and 1B edges."
-    off = ask(store, question, paraphrase, "More than 280M nodes.", repair=False)
-    on = ask(store, question, paraphrase, "More than 280M nodes.", repair=True)
+    drafts = [(paraphrase, "More than 280M nodes.")]
+    off, _ = ask(store, question, drafts, answering={"repair_quotes": False}, max_revisions=0,
+                 locate="280M")  # fmt: skip
+    on, _ = ask(store, question, drafts, answering={"repair_quotes": True}, max_revisions=0,
+                locate="280M")  # fmt: skip
     assert off.status != "answered" and off.sentences == ()
     assert on.status == "answered" and "280M" in on.text
     [cite] = on.sentences[0].citations

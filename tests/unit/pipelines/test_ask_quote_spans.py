@@ -7,22 +7,11 @@ retrieval, the checks and the answer builder are real."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import re
-from collections.abc import Sequence
+from test_ask_responsive import ask, store  # noqa: F401  (fixture)
 
-from test_ask import RoleAdapter, search_fn
-from test_ask_responsive import store  # noqa: F401  (fixture)
-
-from footnote.config import load_settings
-from footnote.events import Event, Final
-from footnote.models.base import Message
-from footnote.models.fake import FakeChatModel
 from footnote.pipelines.ask.compose import quote_spans
-from footnote.pipelines.ask.pipeline import AskDeps, AskPipeline, AskRequest
 from footnote.store.sqlite import SqliteStore
-from footnote.types import Answer, Block
+from footnote.types import Block
 from footnote.verify.draft import Draft, DraftSentence
 from footnote.verify.evidence import Evidence, EvidenceSet
 
@@ -75,50 +64,14 @@ def test_a_bare_value_becomes_its_quote_when_the_quote_states_what_was_asked() -
     assert far.sentences[0].text == "Grobid"
 
 
-def ask(db: SqliteStore, question: str, quote: str, text: str, span: bool) -> Answer:
-    settings = load_settings(
-        db.path.parent,
-        {
-            "answering": {"answerability": False, "translate": False, "quote_spans": span},
-            "verify": {"max_revisions": 0, "relevance_threshold": 0.1},
-        },
-        environ={},
-    )
-
-    def script(messages: Sequence[Message]) -> str:
-        prompt = "\n".join(m.content for m in messages)
-        alias = next(
-            m.group(1)
-            for m in re.finditer(r"\[(E\d+)\] \([^)]*\) ([^\n]*)", prompt)
-            if "Grobid" in m.group(2)
-        )
-        return json.dumps({"quote": quote, "cite": alias, "answer": text})
-
-    deps = AskDeps(
-        store=db,
-        search=search_fn(db),
-        settings=settings,
-        compose_model=RoleAdapter(FakeChatModel(script)),
-        judge_model=RoleAdapter(FakeChatModel([])),
-        judge_fn=lambda model, claim, passage, **kw: 0.9,
-    )
-    events: list[Event] = []
-
-    async def go() -> None:
-        async for e in AskPipeline(deps).run(AskRequest(question, mode="cite")):
-            events.append(e)
-
-    asyncio.run(go())
-    [final] = [e for e in events if isinstance(e, Final)]
-    return final.answer
-
-
 def test_the_setting_shows_the_quote_where_a_yes_was_refused(
     store: SqliteStore,  # noqa: F811
 ) -> None:
     question = "What does the server parse the uploaded PDFs with?"
-    off = ask(store, question, SERVER, "Yes", span=False)
-    on = ask(store, question, SERVER, "Yes", span=True)
+    off, _ = ask(store, question, [(SERVER, "Yes")], answering={"quote_spans": False},
+                 max_revisions=0)  # fmt: skip
+    on, _ = ask(store, question, [(SERVER, "Yes")], answering={"quote_spans": True},
+                max_revisions=0)  # fmt: skip
     assert off.status != "answered" and off.sentences == ()
     assert on.status == "answered" and "Grobid" in on.text and "Yes" not in on.text
     [cite] = on.sentences[0].citations

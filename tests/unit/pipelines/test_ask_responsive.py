@@ -51,9 +51,10 @@ def store(tmp_path: Path) -> SqliteStore:
     return s
 
 
-def composer(answers: Sequence[tuple[str, str]]):  # type: ignore[no-untyped-def]
+def composer(answers: Sequence[tuple[str, str]], locate: str = ""):  # type: ignore[no-untyped-def]
     """A scripted cite composer: the n-th call quotes answers[n][0] from the evidence item that
-    holds it (found by its text in the prompt) and answers answers[n][1]."""
+    holds it (or holds `locate`, for a quote the model paraphrased; found by its text in the
+    prompt) and answers answers[n][1]."""
     calls = {"n": 0}
 
     def script(messages: Sequence[Message]) -> str:
@@ -62,7 +63,7 @@ def composer(answers: Sequence[tuple[str, str]]):  # type: ignore[no-untyped-def
         prompt = "\n".join(m.content for m in messages)
         alias = next(
             (m.group(1) for m in re.finditer(r"\[(E\d+)\] \([^)]*\) ([^\n]*)", prompt)
-             if quote in m.group(2)),
+             if (locate or quote) in m.group(2)),
             "none",
         )  # fmt: skip
         return json.dumps({"quote": quote, "cite": alias, "answer": text})
@@ -76,16 +77,26 @@ def ask(
     answers: Sequence[tuple[str, str]],
     *,
     responsive: bool = True,
+    answering: dict[str, bool] | None = None,
+    max_revisions: int = 1,
+    locate: str = "",
 ) -> tuple[Answer, FakeChatModel]:
+    """The pipeline's answer (and the scripted composer) with `answering` settings on top of
+    these tests' own (`locate`: see `composer`)."""
     settings = load_settings(
         store.path.parent,
         {
-            "answering": {"answerability": False, "translate": False, "responsive": responsive},
-            "verify": {"max_revisions": 1, "relevance_threshold": 0.1},
+            "answering": {
+                "answerability": False,
+                "translate": False,
+                "responsive": responsive,
+                **(answering or {}),
+            },
+            "verify": {"max_revisions": max_revisions, "relevance_threshold": 0.1},
         },
         environ={},
     )
-    fake = FakeChatModel(composer(answers))
+    fake = FakeChatModel(composer(answers, locate))
     deps = AskDeps(
         store=store,
         search=search_fn(store),
