@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from footnote.errors import FootnoteError
 from footnote.server.auth import current_user
 from footnote.server.errors import ApiError, not_found
+from footnote.server.schemas import PageLimit
 from footnote.server.state import ServerState, get_state
 from footnote.store.records import ResearchRecord, User
 
@@ -158,14 +159,11 @@ async def create_research(body: ResearchCreate, state: State, user: Caller) -> R
 
 
 @router.get("", response_model=list[ResearchOut])
-async def list_research(state: State, user: Caller, limit: int = 50) -> list[ResearchOut]:
+async def list_research(state: State, user: Caller, limit: PageLimit = 50) -> list[ResearchOut]:
     """The caller's research runs, newest first."""
     from footnote.workspace.research import research_store
 
-    return [
-        _out(state, r)
-        for r in research_store(state.ws).list_research(user.id, max(1, min(limit, 200)))
-    ]
+    return [_out(state, r) for r in research_store(state.ws).list_research(user.id, limit)]
 
 
 @router.get("/options", response_model=ResearchOptions)

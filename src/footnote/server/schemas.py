@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_MESSAGE_CHARS = 8000
@@ -12,6 +13,13 @@ MAX_REPLY_CHARS = 32_000
 """Longest assistant turn a client may resend (a reply carries its `References:` block)."""
 MAX_HISTORY_MESSAGES = 200
 """Most messages one `/v1/chat/completions` request may send (memory uses the recent ones)."""
+MAX_PAGE = 200
+"""Most items one list request returns."""
+MAX_OFFSET = 1_000_000_000
+"""Furthest a list may be paged (well inside the stores' integer range)."""
+
+PageLimit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="How many items.")]
+PageOffset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="How many to skip.")]
 
 
 class _Body(BaseModel):

@@ -13,6 +13,8 @@ from footnote.server.errors import ApiError, not_found
 from footnote.server.schemas import (
     MessageCreate,
     MessageOut,
+    PageLimit,
+    PageOffset,
     SessionCreate,
     SessionOut,
     SessionPatch,
@@ -61,11 +63,10 @@ async def create_session(body: SessionCreate, state: State, user: Caller) -> Ses
 
 @router.get("", response_model=list[SessionOut])
 async def list_sessions(
-    state: State, user: Caller, limit: int = 50, offset: int = 0
+    state: State, user: Caller, limit: PageLimit = 50, offset: PageOffset = 0
 ) -> list[SessionOut]:
     """The caller's conversations, most recent first."""
-    limit = max(1, min(limit, 200))
-    return [_out(s) for s in state.chats.list_sessions(user.id, limit, max(0, offset))]
+    return [_out(s) for s in state.chats.list_sessions(user.id, limit, offset)]
 
 
 @router.get("/{session_id}", response_model=SessionOut)

@@ -37,6 +37,16 @@ def test_every_error_has_the_one_shape(client: TestClient) -> None:
     )
 
 
+def test_paging_out_of_range_is_a_clean_422(client: TestClient) -> None:
+    """Found by the API fuzzer: an offset past SQLite's integer range was a 500."""
+    for query in ("offset=99999999999999999999", "offset=-1", "limit=0", "limit=201"):
+        err = error_of(client.get(f"/v1/sessions?{query}"), 422, "invalid_request")
+        assert err["detail"][0]["loc"][0] == "query"
+    assert client.get("/v1/sessions?limit=200&offset=0").status_code == 200
+    assert client.get("/v1/research?limit=200").status_code == 200
+    error_of(client.get("/v1/research?limit=99999999999999999999"), 422, "invalid_request")
+
+
 def test_unhandled_errors_use_the_shape_too(workspace: Workspace) -> None:
     app = create_app(workspace, ServerDeps(use_models=False))
 
