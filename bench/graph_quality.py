@@ -59,10 +59,11 @@ import graph_text2cypher
 from footnote.config import GraphSettings, ModelBinding, ModelSettings, shared_data_candidates
 from footnote.eval.metrics import rate
 from footnote.eval.report import fmt_rate
+from footnote.pipelines.graph.answer import uncovered_rows
 from footnote.pipelines.graph.conversation import GraphTurn
 from footnote.pipelines.graph.qa import GraphQAPipeline, GraphRequest
 from footnote.pipelines.graph.sources import demo_rows, demo_spec
-from footnote.store.graph.base import GraphQueryError, GraphStore
+from footnote.store.graph.base import GraphQueryError, GraphRows, GraphStore
 from footnote.verify.cypher.guard import Principal
 from footnote.verify.cypher.parse import tokenize
 from graph_dev import DEV_PATH, GOLD_KINDS, load_cases, run_gold, same_rows
@@ -159,6 +160,10 @@ def ask(pipe: GraphQAPipeline, case: dict[str, Any], calls: Callable[[str], int]
     return out
 
 
+ANSWER_ROWS = GraphSettings().answer_rows
+"""Rows the composer is shown (the default): an answer is checked for naming each of them."""
+
+
 # -- scoring -----------------------------------------------------------------------------------
 def score(case: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """What one output means for its case: right (by its kind), and the flags the table
@@ -169,6 +174,10 @@ def score(case: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
                          "clarified": status == "clarify", "error": status == "error",
                          "writes": int(out.get("writes", 0)), "seconds": float(out["seconds"]),
                          "calls": int(out.get("model_calls", 0))}  # fmt: skip
+    ours = GraphRows(tuple(f"c{i}" for i in range(max(map(len, out.get("rows") or [[]])))),
+                     tuple(tuple(r) for r in out.get("rows") or []))  # fmt: skip
+    s["listed"] = status == "answered" and len(ours.rows) > 1
+    s["left_out"] = s["listed"] and bool(uncovered_rows([out["answer"]], ours, ANSWER_ROWS))
     if kind in GOLD_KINDS:
         got = [tuple(r) for r in out.get("rows", [])]
         gold = [tuple(r) for r in case["rows"]]
@@ -229,6 +238,9 @@ def aggregate(scores: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "original_proceeded": share(
             lambda s: s["right"], lambda s: s["kind"] == "original", "answerable (decision only)"
         ),
+        "names_every_row": share(
+            lambda s: not s["left_out"], lambda s: s["listed"], "answered from 2+ rows"
+        ),
         "different_q": sum(bool(s["different"]) for s in scores),
         "writes": sum(s["writes"] for s in scores),
         "p50_s": round(statistics.median(secs), 1) if secs else None,
@@ -239,12 +251,13 @@ def aggregate(scores: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 COLUMNS = ["n", "errors", "exec_acc", "exec_acc_en", "exec_acc_zh", "exec_strict", "follow_up",
            "amb_nis_right", "nis_gap_named", "clar_precision", "clar_recall", "injection_refused",
-           "original_proceeded", "different_q", "writes", "p50_s", "max_s", "calls_per_q"]  # fmt: skip
+           "original_proceeded", "names_every_row", "different_q", "writes", "p50_s", "max_s", "calls_per_q"]  # fmt: skip
 NOTE = (
     "rates: value [95% Wilson interval] n=denominator. exec_acc: questions with gold rows "
     "(answerable and follow-ups), rows equal to the gold's with extra columns forgiven; errors, "
     "refusals and clarifications count as wrong. different_q: answered with rows ≠ gold, or "
-    "answered a not-in-schema question. writes: must be 0."
+    "answered a not-in-schema question. names_every_row: answers from 2+ rows that name a "
+    "value of each row shown (up to graph.answer_rows), by `uncovered_rows`. writes: must be 0."
 )
 
 

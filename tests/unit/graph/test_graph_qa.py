@@ -161,7 +161,9 @@ async def test_model_answer_drops_fabricated_rows_and_numbers(
         GraphDeps(store=films, index=films_index, settings=cfg, answer_model=answer)
     )
     await ask(p, "Which films did Ada Stone act in?")
-    assert p.outcome.answer == "Ada Stone acted in Blue Lake (1999)."
+    # the fabricated sentences are gone; the real row they claimed is rendered from the row
+    assert p.outcome.answer == "Ada Stone acted in Blue Lake (1999). Red River (2001)."
+    assert [s["rows"] for s in p.outcome.sentences] == [["row:0"], ["row:1"]]
 
 
 async def test_intent_event_reports_rules(films: LadybugGraph, films_index: EntityIndex) -> None:

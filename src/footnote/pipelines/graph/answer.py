@@ -4,6 +4,8 @@ against the rows it was shown; the model's sentences also by the judge when one 
 (templates are written from the row values, so their values are checked but not judged).
 When the model's sentences state what the rows lack, the rows do not answer the question:
 no template then renders them as if they did (`asked_gap` says what the graph holds instead).
+Rows the model's checked sentences leave out are added as template sentences, so a list is
+answered whole (`uncovered_rows`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
 from footnote.prompts import load_prompt
 from footnote.store.graph.base import GraphRows, GraphSpec
-from footnote.textnorm import CJK_RUN_RE
+from footnote.textnorm import CJK_RE, CJK_RUN_RE
 from footnote.types import Sentence
 from footnote.verify.checks import Judge
 from footnote.verify.graph_answer import (
@@ -55,6 +57,8 @@ class Composed:
     method: str = "template"
     discarded: GraphVerdict | None = None
     """The model's verdict when none of its sentences passed and templates were used."""
+    completed: int = 0
+    """Rows the model's sentences left out, added as template sentences."""
 
     @property
     def fabricated(self) -> int:
@@ -68,13 +72,16 @@ class Composed:
 
 
 def template_sentences(
-    rows: GraphRows, answer_template: str, max_rows: int
+    rows: GraphRows, answer_template: str, max_rows: int, only: Collection[int] | None = None
 ) -> list[tuple[str, list[str]]]:
-    """Deterministic sentences: the intent's template per row, or a generic rendering."""
+    """Deterministic sentences: the intent's template per row (of the first `max_rows`, or
+    the indices `only`), or a generic rendering."""
     out: list[tuple[str, list[str]]] = []
     shown = rows.rows[:max_rows]
     fields = {f for _, f, _, _ in string.Formatter().parse(answer_template) if f}
     for i, r in enumerate(shown):
+        if only is not None and i not in only:
+            continue
         values = {c: value_text(v) for c, v in zip(rows.columns, r, strict=False)}
         if answer_template and fields <= set(values):
             out.append((answer_template.format(**values), [row_id(i)]))
@@ -93,6 +100,47 @@ def row_sentence(columns: Sequence[str], row: Sequence[Any]) -> str:
         return ""
     rest = ", ".join(f"{c} {v}" for c, v in zip(columns[1:], values[1:], strict=False) if v)
     return f"{values[0]} ({rest})." if rest else f"{values[0]}."
+
+
+_ENDS = ".!?。！？…"
+_CLOSERS = "\"'”’」）)]"
+
+
+def finished(text: str) -> str:
+    """`text` ending as a sentence: a full stop added where it has none (。 after Chinese)."""
+    t = text.rstrip()
+    if not t or t[-1] in _ENDS or (t[-1] in _CLOSERS and len(t) > 1 and t[-2] in _ENDS):
+        return t
+    return t + ("。" if CJK_RE.match(t[-1]) else ".")
+
+
+def _stated(value: str, text: str, words: set[str]) -> bool:
+    """Whether `text` (its casefolded `words`) names `value`: every word of it, or for
+    Chinese the value as a substring (separators and spaces ignored)."""
+    if CJK_RE.search(value):
+        squeeze = re.compile(r"[\s·・•.\-]")
+        return squeeze.sub("", value) in squeeze.sub("", text)
+    tokens = re.findall(r"\w+", value.casefold())
+    return bool(tokens) and all(t in words for t in tokens)
+
+
+def uncovered_rows(said: Sequence[str], rows: GraphRows, max_rows: int) -> list[int]:
+    """Indices of the first `max_rows` rows that no sentence of `said` names: a row is named
+    when one of its values that tell the rows apart (a column whose values differ) is stated.
+    One row, or rows that do not differ, leave nothing to list."""
+    shown = rows.rows[:max_rows]
+    if len(shown) < 2:
+        return []
+    width = min(len(r) for r in shown)
+    telling = [c for c in range(width) if len({value_text(r[c]) for r in shown}) > 1]
+    text = " ".join(said)
+    words = set(re.findall(r"\w+", text.casefold()))
+    out = []
+    for i, r in enumerate(shown):
+        keys = [k for k in (value_text(r[c]) for c in telling) if k]
+        if keys and not any(_stated(k, text, words) for k in keys):
+            out.append(i)
+    return out
 
 
 def compose_answer(
@@ -128,27 +176,62 @@ def compose_answer(
         except ModelError:
             out, declined = _Composed(sentences=[]), False
         verdict = verify_graph_answer(
-            [(s.text, s.rows) for s in out.sentences], shown, judge=judge, question=question,
-            vocabulary=vocabulary,
+            [(finished(s.text), s.rows) for s in out.sentences], shown, judge=judge,
+            question=question, vocabulary=vocabulary,
         )  # fmt: skip
         if verdict.sentences:
-            return Composed(verdict.sentences, verdict, "model")
+            left = uncovered_rows([s.text for s in verdict.sentences], rows, max_rows)
+            added = _checked_templates(rows, answer_template, max_rows, shown, vocabulary, left)
+            sents = [*verdict.sentences, *added, *_more_rows(rows, max_rows)]
+            return Composed(tuple(sents), verdict, "model", completed=len(added))
         if declined or any(c.cited and any(c.missing.values()) for c in verdict.checks):
             return Composed((), verdict, "model", verdict)  # the rows do not hold the answer
         discarded: GraphVerdict | None = verdict
     else:
         discarded = None
+    verdict = _template_verdict(rows, answer_template, max_rows, shown, vocabulary, None)
+    sents = [*verdict.sentences, *_more_rows(rows, max_rows)]
+    return Composed(tuple(sents), verdict, "template", discarded)
+
+
+def _template_verdict(
+    rows: GraphRows,
+    answer_template: str,
+    max_rows: int,
+    shown: ShownRows,
+    vocabulary: Collection[str] | None,
+    only: Collection[int] | None,
+) -> GraphVerdict:
+    """Template sentences (for the rows `only`, or all shown), checked against the rows; the
+    template's own words count as vocabulary."""
     own = {w.lower() for w in re.findall(r"[A-Za-z]+", answer_template)}  # the template's words
     own |= set(CJK_RUN_RE.findall(answer_template))
-    verdict = verify_graph_answer(
-        template_sentences(rows, answer_template, max_rows), shown,
+    return verify_graph_answer(
+        template_sentences(rows, answer_template, max_rows, only), shown,
         vocabulary=None if vocabulary is None else {*vocabulary, *own},
     )  # fmt: skip
-    sents = list(verdict.sentences)
+
+
+def _checked_templates(
+    rows: GraphRows,
+    answer_template: str,
+    max_rows: int,
+    shown: ShownRows,
+    vocabulary: Collection[str] | None,
+    only: Sequence[int],
+) -> tuple[Sentence, ...]:
+    """The checked template sentences of the rows `only` (none when empty)."""
+    if not only:
+        return ()
+    return _template_verdict(rows, answer_template, max_rows, shown, vocabulary, only).sentences
+
+
+def _more_rows(rows: GraphRows, max_rows: int) -> list[Sentence]:
+    """A note when the answer shows only the first `max_rows` rows."""
     if len(rows.rows) > max_rows or rows.truncated:
         more = "more" if rows.truncated else str(len(rows.rows))
-        sents.append(Sentence(f"(Showing {max_rows} of {more} rows.)", factual=False))
-    return Composed(tuple(sents), verdict, "template", discarded)
+        return [Sentence(f"(Showing {max_rows} of {more} rows.)", factual=False)]
+    return []
 
 
 _ASKING = frozenset(

@@ -1,0 +1,92 @@
+"""A graph answer states every row it was shown (issue #33, "answers that say what they
+answered"): seen in the embedded-model run, "Who directed Cloud Atlas?" returned three rows and
+the model's answer named one director — every sentence supported, the answer incomplete. Rows
+the model's checked sentences leave out are added as template sentences (checked the same way),
+a list longer than the rows shown says so, and every sentence ends as a sentence."""
+
+from __future__ import annotations
+
+import json
+
+from footnote.models.fake import FakeChatModel
+from footnote.models.ledger import Ledger
+from footnote.models.roles import RoleModel
+from footnote.pipelines.graph.answer import compose_answer, uncovered_rows
+from footnote.store.graph.base import GraphRows
+
+DIRECTORS = GraphRows(
+    ("director", "title"),
+    (("Lilly Wachowski", "Cloud Atlas"), ("Lana Wachowski", "Cloud Atlas"),
+     ("Tom Tykwer", "Cloud Atlas")),
+)  # fmt: skip
+TEMPLATE = "{director} directed {title}."
+
+
+def composer(*sentences: tuple[str, list[str]]) -> RoleModel:
+    reply = json.dumps({"sentences": [{"text": t, "rows": r} for t, r in sentences]})
+    return RoleModel("compose", FakeChatModel([reply]), ledger=Ledger(), external=False)
+
+
+def _text(out: object) -> str:
+    return " ".join(s.text for s in out.sentences)  # type: ignore[attr-defined]
+
+
+def test_rows_the_model_left_out_are_added_from_the_template() -> None:
+    model = composer(("Lilly Wachowski directed Cloud Atlas", ["row:0"]))
+    out = compose_answer(
+        "Who directed Cloud Atlas?", DIRECTORS, model=model, answer_template=TEMPLATE
+    )
+    assert out.method == "model"
+    assert _text(out) == (
+        "Lilly Wachowski directed Cloud Atlas. Lana Wachowski directed Cloud Atlas. "
+        "Tom Tykwer directed Cloud Atlas."
+    )
+    cited = [[c.evidence_id for c in s.citations] for s in out.sentences]
+    assert cited == [["row:0"], ["row:1"], ["row:2"]]
+    assert out.completed == 2
+
+
+def test_without_a_template_the_left_out_rows_are_rendered_generically() -> None:
+    model = composer(("Lilly Wachowski directed Cloud Atlas.", ["row:0"]))
+    out = compose_answer("Who directed Cloud Atlas?", DIRECTORS, model=model)
+    assert "Lana Wachowski (title Cloud Atlas)." in _text(out)
+    assert "Tom Tykwer (title Cloud Atlas)." in _text(out)
+
+
+def test_a_row_named_in_a_shared_sentence_is_covered() -> None:
+    model = composer(
+        (
+            "Lilly and Lana Wachowski directed Cloud Atlas with Tom Tykwer.",
+            ["row:0", "row:1", "row:2"],
+        )
+    )
+    out = compose_answer("Who directed Cloud Atlas?", DIRECTORS, model=model)
+    assert len(out.sentences) == 1 and out.completed == 0
+
+
+def test_values_shared_by_every_row_do_not_count_as_naming_a_row() -> None:
+    said = ["Cloud Atlas was directed by Lilly Wachowski."]
+    assert uncovered_rows(said, DIRECTORS, 10) == [1, 2]
+    assert uncovered_rows([], GraphRows(("n",), ((42,),)), 10) == []  # one row: nothing to list
+
+
+def test_chinese_values_are_matched_as_substrings() -> None:
+    rows = GraphRows(("name",), (("汤姆·汉克斯",), ("梅格·瑞恩",)))
+    assert uncovered_rows(["汤姆·汉克斯和梅格·瑞恩都出演了。"], rows, 10) == []
+    assert uncovered_rows(["汤姆·汉克斯出演了。"], rows, 10) == [1]
+
+
+def test_a_list_longer_than_the_rows_shown_says_so_on_the_model_path() -> None:
+    rows = GraphRows(("name",), tuple((f"Film {i}",) for i in range(12)))
+    listed = ", ".join(f"Film {i}" for i in range(10))
+    model = composer((f"She acted in {listed}.", [f"row:{i}" for i in range(10)]))
+    out = compose_answer("Which films?", rows, model=model, max_rows=10)
+    assert out.sentences[-1].text == "(Showing 10 of 12 rows.)"
+    assert not out.sentences[-1].factual
+
+
+def test_chinese_sentence_gets_a_chinese_full_stop() -> None:
+    rows = GraphRows(("title",), (("阿波罗13号",),))
+    model = composer(("朗·霍华德导演了阿波罗13号", ["row:0"]))
+    out = compose_answer("朗·霍华德导演过哪些电影？", rows, model=model, params={"p": "朗·霍华德"})
+    assert _text(out) == "朗·霍华德导演了阿波罗13号。"
