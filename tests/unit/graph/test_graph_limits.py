@@ -4,6 +4,8 @@ a probe of the server's, not the question's: the query as shown leaves it out.""
 
 from __future__ import annotations
 
+import pytest
+
 from footnote.config import GraphSettings
 from footnote.events import GraphAnswer
 from footnote.index.graph.align import EntityIndex
@@ -11,6 +13,7 @@ from footnote.models.fake import FakeChatModel
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
 from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.store.graph.base import GraphQueryError
 from footnote.store.graph.ladybug import LadybugGraph
 from footnote.verify.cypher.guard import GraphGuard, Principal, cap_rows
 
@@ -68,3 +71,19 @@ async def test_answer_shows_the_query_with_its_values_and_rows_as_sentences(
     assert answer.params == {"__s0": "Ada Stone"}
     # the rows as sentences (template fallback for a generated query), not `title: …` dumps
     assert answer.text == "Blue Lake (year 1999). Red River (year 2001)."
+
+
+def test_a_compile_error_quotes_the_query_not_the_guards_explain(films: LadybugGraph) -> None:
+    """Seen in the embedded-model run: the engine's message quoted `EXPLAIN MATCH …` (the
+    guard's wrapper), the retry prompt showed it, and the model wrote EXPLAIN into every retry
+    — refused as a forbidden clause until the attempts ran out."""
+    with pytest.raises(GraphQueryError) as caught:
+        films.explain("MATCH (p:Person RETURN p", {})
+    reason = str(caught.value)
+    assert "EXPLAIN" not in reason, reason
+    assert "offset: 16)" in reason and '\n"MATCH (p:Person RETURN p"\n' in reason
+    caret = reason.rsplit("\n", 1)[1]
+    assert caret.index("^") == 1 + len("MATCH (p:Person ")  # under the quoted query's RETURN
+    with pytest.raises(GraphQueryError) as second_line:
+        films.explain("MATCH (p:Person) RETURN p.name\nMATCH (q:Person) RETURN q", {})
+    assert "(line: 2, offset: 0)" in str(second_line.value)  # other lines are left as they are

@@ -8,6 +8,7 @@ fail before anything runs.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,6 +19,27 @@ from footnote.store.graph.base import GraphQueryError, GraphRows, GraphSpec, coe
 
 DB_FILENAME = "db.lbug"
 _BATCH = 500
+
+
+_EXPLAIN = "EXPLAIN "
+_FIRST_LINE_AT = re.compile(r"\(line: 1, offset: (\d+)\)")
+
+
+def _without_explain(message: str) -> str:
+    """The engine's message about `EXPLAIN <query>` as if about the query: the quoted first
+    line, its offset and caret lose the prefix (a model retrying from the message would
+    otherwise copy the EXPLAIN into its query)."""
+    quoted = f'\n"{_EXPLAIN}'
+    if quoted not in message:
+        return message
+    head, _, rest = message.partition(quoted)
+    head = _FIRST_LINE_AT.sub(
+        lambda m: f"(line: 1, offset: {max(0, int(m.group(1)) - len(_EXPLAIN))})", head
+    )
+    line, nl, caret = rest.partition("\n")
+    if caret.startswith(" " * (len(_EXPLAIN) + 1)):
+        caret = caret[len(_EXPLAIN) :]
+    return f'{head}\n"{line}{nl}{caret}'
 
 
 def _ladybug() -> Any:
@@ -61,9 +83,9 @@ class LadybugGraph:
     def explain(self, cypher: str, params: Mapping[str, Any]) -> None:
         """Compile `cypher` (EXPLAIN); GraphQueryError on syntax or schema errors."""
         try:
-            self._conn.execute("EXPLAIN " + cypher, dict(params))
+            self._conn.execute(_EXPLAIN + cypher, dict(params))
         except RuntimeError as exc:
-            raise GraphQueryError(str(exc)) from exc
+            raise GraphQueryError(_without_explain(str(exc))) from exc
 
     def query(
         self, cypher: str, params: Mapping[str, Any], *, limit: int, timeout_s: float
