@@ -93,6 +93,7 @@ from footnote.pipelines.graph.slots import read_slots, without_spans
 from footnote.pipelines.graph.understand import (
     OTHER,
     GraphUnderstanding,
+    said_mentions,
     template_misfit,
     understand_by_model,
     understand_by_rules,
@@ -253,6 +254,9 @@ class GraphQAPipeline:
         with self.trace.span("understand", self.deps.settings.understand) as span:
             u, method = await self._understand(question, run_id, req.history)
             span.update(method=method, understanding=u.model_dump())
+            u, invented = said_mentions(u, question, req.history)
+            if invented:  # names the user never said are not aligned (nor made parameters)
+                span["not_in_question"] = invented
         o.intent = u.intent
         yield Intent(
             u.intent,

@@ -22,7 +22,7 @@ from footnote.pipelines.graph.conversation import (
 )
 from footnote.prompts import data_section, render
 from footnote.store.graph.base import GraphSpec
-from footnote.textnorm import QUESTION_WORDS_EN, normalise
+from footnote.textnorm import CJK_RE, FREQUENT_WORDS, QUESTION_WORDS_EN, normalise
 
 OTHER = "other"
 _QUOTED = re.compile(r"[\"“「『'‘]([^\"”」』'’]{2,80})[\"”」』'’]")
@@ -151,6 +151,40 @@ def understand_by_model(
     if not out.question.strip():
         out = out.model_copy(update={"question": question})
     return out
+
+
+_SEPARATORS = re.compile(r"[\s·・•.\-]")
+
+
+def grounded_mention(mention: str, question: str, history: Sequence[GraphTurn]) -> bool:
+    """Whether a mention the understanding names comes from the user's words or the earlier
+    turns: a Chinese one as written (separators aside), a Latin one by half its content words
+    or more; a Latin name for a question in Chinese is a translation (the index decides)."""
+    text = " ".join(
+        [
+            question,
+            *(f"{t.question} {t.answer} " + " ".join(k for _, k in t.entities) for t in history),
+        ]
+    )
+    if CJK_RE.search(mention):
+        return _SEPARATORS.sub("", mention) in _SEPARATORS.sub("", text)
+    if CJK_RE.search(question):
+        return True
+    stop = QUESTION_WORDS_EN | FREQUENT_WORDS
+    words = [w for w in re.findall(r"\w+", mention.casefold()) if w not in stop]
+    said = set(re.findall(r"\w+", text.casefold()))
+    return not words or 2 * sum(w in said for w in words) >= len(words)
+
+
+def said_mentions(
+    u: GraphUnderstanding, question: str, history: Sequence[GraphTurn]
+) -> tuple[GraphUnderstanding, list[str]]:
+    """The understanding without the mentions that are not `grounded_mention`s, and those."""
+    invented = [m.text for m in u.entities if not grounded_mention(m.text, question, history)]
+    if not invented:
+        return u, []
+    kept = [m for m in u.entities if m.text not in invented]
+    return u.model_copy(update={"entities": kept}), invented
 
 
 # -- conservative template routing -------------------------------------------------------------
