@@ -101,7 +101,8 @@ async def test_an_empty_result_tries_the_next_rung_then_says_no_rows_for_this_qu
 async def test_a_count_over_nothing_is_no_rows_not_zero(
     films: LadybugGraph, films_index: EntityIndex
 ) -> None:
-    wrong = "MATCH (f:Film)-[:DIRECTED]->(p:Person) WHERE p.name = $person RETURN count(f) AS films"
+    # the wrong relationship (he acted in nothing); a reversed arrow is turned (directions.py)
+    wrong = "MATCH (p:Person)-[:ACTED_IN]->(f:Film) WHERE p.name = $person RETURN count(f) AS films"
     right = "MATCH (p:Person)-[:DIRECTED]->(f:Film) WHERE p.name = $person RETURN count(f) AS films"
     p = pipe(films, films_index, cypher_model=role("cypher", [wrong, right]))
     await ask(p, "How many films did Cy Moreau direct?")

@@ -36,6 +36,7 @@ import difflib
 import json
 import logging
 import re
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,7 @@ from footnote.pipelines.graph.context import (
     similar_labels,
 )
 from footnote.pipelines.graph.cypher import cypher_messages, extract_cypher, param_names
+from footnote.pipelines.graph.directions import along_schema
 from footnote.pipelines.graph.relax import (
     Aligner,
     as_stored,
@@ -473,6 +475,9 @@ class CypherLadder:
     ) -> AsyncIterator[Event | Ran]:
         """Guard, then run one candidate: events, then a `Ran` when it ran."""
         res, cfg = self.result, self.cfg
+        cypher, turned = along_schema(cypher, self.store.spec)
+        if turned:  # an arrow against the schema matches nothing: the relationship was meant
+            self.trace.add("directions", source, {"turned": turned}, time.time(), 0.0)
         self._last = cypher
         yield CypherEvent(cypher, dict(params), source=source, attempt=res.attempts)
         with self.trace.span("guard", source, cypher=cypher, attempt=res.attempts) as span:
