@@ -110,7 +110,7 @@ def probe(
 ) -> None:
     """Load the model bound to ROLE and measure what it can do (context size, JSON schema,
     tools, logprobs, tokens/s; texts/s and dimensions for `embed`)."""
-    from footnote.pipelines.graph.ladder import graph_rung
+    from footnote.pipelines.graph.rungs import graph_rung
 
     with _workspace(workspace) as ws:
         roles = ws.models

@@ -14,8 +14,8 @@ from footnote.errors import NotFound, UsageError
 from footnote.index.graph.align import build_alignment, entity_index
 from footnote.pipelines.graph.context import ExampleRetriever, example_library
 from footnote.pipelines.graph.conversation import MAX_TURNS, GraphTurn, turn_from_data
-from footnote.pipelines.graph.ladder import fallback_rung
 from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.pipelines.graph.rungs import fallback_rung
 from footnote.store.graph.base import SPEC_FILENAME, GraphSpec, GraphStore, save_spec
 from footnote.store.graph.catalog import DERIVED_DIR, GraphCatalog
 from footnote.store.records import User, new_id

@@ -22,8 +22,8 @@ from footnote.models.fake import FakeChatModel
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
 from footnote.pipelines.graph.context import ExampleRetriever
-from footnote.pipelines.graph.ladder import fallback_rung
 from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.pipelines.graph.rungs import fallback_rung
 from footnote.store.graph.base import Example, GraphSpec, GraphStore
 from footnote.verify.cypher.guard import Principal
 from footnote.workspace import Workspace, graph_catalog

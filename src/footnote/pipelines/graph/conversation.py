@@ -17,6 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from footnote.index.graph.align import Alignment, EntityIndex
+from footnote.store.graph.base import GraphSpec
+
 MAX_TURNS = 4
 """Turns of history shown to the models (the oldest are dropped)."""
 _BACK_EN = re.compile(
@@ -104,3 +107,25 @@ def turn_from_events(question: str, events: Iterable[tuple[str, Mapping[str, Any
         elif kind == "answer":
             answer, cypher = str(data.get("text", "")), str(data.get("cypher", ""))
     return GraphTurn(question, answer, cypher, about)
+
+
+def carried(
+    index: EntityIndex,
+    spec: GraphSpec,
+    question: str,
+    history: Sequence[GraphTurn],
+    found: Sequence[Alignment],
+) -> list[Alignment]:
+    """The previous turn's entities, for a follow-up that refers back or names none of its
+    own (an entity of a label named now replaces the earlier one)."""
+    if not history or (found and not refers_back(question)):
+        return []
+    have = {a.best.entity.label for a in found if a.best}
+    out = []
+    for label, key in history[-1].entities:
+        if label in have or label not in spec.nodes:
+            continue
+        a = index.align(key, [label])
+        if a.best is not None and a.best.method == "exact":
+            out.append(Alignment(key, a.candidates[:1]))
+    return out

@@ -21,7 +21,7 @@
    nothing, the query without its most restrictive filter (the dropped conjunct whose
    query matches the fewest rows) is kept as `offer`: a question, never the answer;
 8. when no candidate ran, the fallback rung: the `cypher_fallback` role when it is bound to
-   a model other than `cypher` (`fallback_rung`); else a different strategy with `cypher`
+   a model other than `cypher` (`rungs.fallback_rung`); else a different strategy with `cypher`
    (`fallback_candidates` candidates by agreement, the full schema instead of the pruned
    one, examples retrieved for the failing query's pattern).
 
@@ -47,6 +47,7 @@ from footnote.events import CypherEvent, Event, Guard, Status
 from footnote.index.graph.align import Candidate
 from footnote.models.base import Embedder, Message
 from footnote.models.roles import RoleModel
+from footnote.pipelines.graph.asked import numbers_for_entity
 from footnote.pipelines.graph.clarify import first_row
 from footnote.pipelines.graph.context import (
     ExampleRetriever,
@@ -183,6 +184,9 @@ class CypherLadder:
         self._last = ""
         self._empty: list[Ran] = []
         """Runs that matched nothing, kept in case no rung matches anything."""
+        self._question = ""
+        self._misfit: list[tuple[Ran, str]] = []
+        """Runs whose rows cannot answer the kind of thing asked, and why."""
 
     async def run(
         self,
@@ -196,7 +200,7 @@ class CypherLadder:
         """Template first (when given and its slots are filled: entities, and `values` for its
         typed slots), then generated candidates for the user's `question` (`reading`, the
         understanding's rewrite, is shown beside it)."""
-        res = self.result
+        res, self._question = self.result, question
         if intent is not None:
             by_label: dict[str, str] = {}
             for c in entities.values():
@@ -222,7 +226,7 @@ class CypherLadder:
                     res.groups = [(kept[0].cypher, kept[0].rows, 1)]
                     return
                 if ran is not None:  # the next rung before anything is said
-                    res.error = res.failure = NOTHING_MATCHED
+                    res.error = res.failure = self._why(ran)
                     if not generate:
                         async for ev in self._offer(principal):
                             yield ev
@@ -289,7 +293,7 @@ class CypherLadder:
                 if len(ran) > had:
                     break
                 if got is not None:
-                    res.error = res.failure = NOTHING_MATCHED
+                    res.error = res.failure = self._why(got)
                     if r == cfg.retries:
                         break
                 source = "retry"
@@ -317,6 +321,10 @@ class CypherLadder:
             if text is not None:
                 async for ev in self._run_kept(extract_cypher(text), values, principal, ran):
                     yield ev
+        if not ran and self._misfit and not self._empty:  # rows, never of the kind asked
+            reason = self._misfit[-1][1]
+            res.error = res.failure = f"after {res.attempts} attempts, {reason}"
+            return
         if not ran and self._empty:  # every rung matched nothing: that is the result
             async for ev in self._offer(principal):
                 yield ev
@@ -380,7 +388,11 @@ class CypherLadder:
         `_empty` and tries the relaxations (`as_stored`, then `loosened`): the first relaxed
         run that matches joins `ran` instead."""
         if not matched_nothing(got.rows, got.cypher):
-            ran.append(got)
+            if why := numbers_for_entity(self._question, got.rows, self.store.spec):
+                self._misfit.append((got, why))  # rows of another kind: the next rung, with why
+                self.trace.add("misfit", got.source, {"reason": why}, time.time(), 0.0)
+            else:
+                ran.append(got)
             return
         self._empty.append(got)
         if not self.cfg.relax:
@@ -403,6 +415,10 @@ class CypherLadder:
             if kept:
                 break
         self._last, self.result.error, self.result.failure = saved  # what the model sees
+
+    def _why(self, got: Ran) -> str:
+        """Why a run that ran was not kept: its rows are not of the kind asked, or empty."""
+        return next((why for r, why in self._misfit if r is got), NOTHING_MATCHED)
 
     async def _offer(self, principal: Principal) -> AsyncIterator[Event]:
         """Every rung matched nothing: `offer` is the first empty query without the conjunct
@@ -546,34 +562,6 @@ _GAPS = (
     (re.compile(r"unknown label (\w+)"), "label"),
     (re.compile(r"unknown relationship type (\w+)"), "relationship"),
 )
-
-
-def fallback_rung(cypher_url: str, fallback_url: str) -> str:
-    """What the fallback rung is: `model` when `cypher_fallback` is bound to another model
-    than `cypher`; `strategy` (the `cypher` model with the full schema, retrieved examples and
-    more candidates) when it is unbound or the same model. The one home of that rule."""
-    same = fallback_url.strip() == cypher_url.strip()
-    return "model" if fallback_url.strip() and not same else "strategy"
-
-
-def graph_rung(role: str, cypher_url: str, fallback_url: str, candidates: int) -> str:
-    """Which rung of the graph ladder `role` serves, in words (`models probe`), or ""."""
-    rung = fallback_rung(cypher_url, fallback_url)
-    strategy = (
-        f"the fallback rung as a strategy ({candidates} candidates by agreement, full schema, "
-        "examples retrieved for the failing pattern)"
-        if candidates
-        else "no fallback rung (graph.fallback_candidates = 0)"
-    )
-    if role == "cypher":
-        first = "graph ladder: generated candidates and retries"
-        return first + ("" if rung == "model" else f", and {strategy}")
-    if role == "cypher_fallback":
-        if rung == "model":
-            return "graph ladder: the fallback rung (a stronger model than `cypher`)"
-        why = "unbound" if not fallback_url.strip() else "the same model as `cypher`"
-        return f"graph ladder: none ({why}); `cypher` serves {strategy}"
-    return ""
 
 
 def schema_gap(error: str, spec: GraphSpec) -> tuple[str, list[str]] | None:

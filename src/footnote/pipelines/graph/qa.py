@@ -68,8 +68,8 @@ from footnote.pipelines.graph.clarify import (
 from footnote.pipelines.graph.context import ExampleRetriever
 from footnote.pipelines.graph.conversation import (
     GraphTurn,
+    carried,
     history_text,
-    refers_back,
     turn_data,
 )
 from footnote.pipelines.graph.ladder import (
@@ -293,7 +293,7 @@ class GraphQAPipeline:
                 a for a in aligned
                 if a.best is not None and not (a.ambiguous and a.best.method == "vector")
             ]  # fmt: skip
-            found += self._carried(question, req.history, found)
+            found += carried(self.deps.index, self.spec, question, req.history, found)
             span["found"] = [cand(a) for a in found]
             span["ambiguous"] = [a.mention for a in found if a.ambiguous]
             self._found = found
@@ -515,23 +515,6 @@ class GraphQAPipeline:
             except ModelError:
                 pass
         return understand_by_rules(question, self.spec, self.deps.index, history), "rules"
-
-    def _carried(
-        self, question: str, history: tuple[GraphTurn, ...], found: list[Alignment]
-    ) -> list[Alignment]:
-        """The previous turn's entities, for a follow-up that refers back or names none of
-        its own (an entity of a label named now replaces the earlier one)."""
-        if not history or (found and not refers_back(question)):
-            return []
-        have = {a.best.entity.label for a in found if a.best}
-        out = []
-        for label, key in history[-1].entities:
-            if label in have or label not in self.spec.nodes:
-                continue
-            a = self.deps.index.align(key, [label])
-            if a.best is not None and a.best.method == "exact":
-                out.append(Alignment(key, a.candidates[:1]))
-        return out
 
     # -- the ladder ------------------------------------------------------------------------
     async def _ladder(

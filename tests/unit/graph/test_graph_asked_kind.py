@@ -1,0 +1,93 @@
+"""Rows of the wrong kind are not an answer (issue #33, "answers that answer"): seen in the
+embedded-model run, "Which supplier supplies Konbu?" returned the supplier's id and was answered
+"The supplier that supplies Konbu is supplier: 6"; "Which actor was born earliest?" was
+answered with a year. A who/which question whose rows hold only numbers goes to the next rung
+with that reason, and is refused with it when no rung returns what was asked."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib import resources
+
+from footnote.config import GraphSettings
+from footnote.index.graph.align import EntityIndex
+from footnote.models.base import Message
+from footnote.models.fake import FakeChatModel
+from footnote.models.ledger import Ledger
+from footnote.models.roles import RoleModel
+from footnote.pipelines.graph.asked import entity_asked, numbers_for_entity
+from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.store.graph.base import GraphRows, GraphSpec
+from footnote.store.graph.ladybug import LadybugGraph
+from footnote.verify.cypher.guard import Principal
+
+NORTHWIND = GraphSpec.model_validate(
+    json.loads(
+        resources.files("footnote.examples")
+        .joinpath("graphs/northwind/graph.json")
+        .read_text(encoding="utf-8")
+    )
+)
+BORN = "MATCH (p:Person)-[:DIRECTED]->(f:Film) WHERE f.title = 'Red River' RETURN p.born AS born"
+NAME = "MATCH (p:Person)-[:DIRECTED]->(f:Film) WHERE f.title = 'Red River' RETURN p.name AS name"
+
+
+def test_what_a_question_asks_for(films: LadybugGraph) -> None:
+    spec = films.spec
+    assert entity_asked("Who directed Red River?", spec) == "person"
+    assert entity_asked("And whom did she follow?", spec) == "person"
+    assert entity_asked("Which actor was born earliest?", spec) == "actor"
+    assert entity_asked("Which supplier supplies Konbu?", NORTHWIND) == "supplier"
+    assert entity_asked("谁导演了红河？", spec) == "person"
+    for value_question in (
+        "Which year was Blue Lake released?",
+        "What is the price of Konbu?",
+        "How many films did Ada Stone act in?",
+        "红河是哪一年上映的？",
+        "Which order had the highest freight?",  # an order is named by its id
+    ):
+        assert entity_asked(value_question, NORTHWIND) == "", value_question
+
+
+def test_numbers_do_not_answer_a_which_question(films: LadybugGraph) -> None:
+    ids = GraphRows(("supplier",), (("6",),))
+    why = numbers_for_entity("Which supplier supplies Konbu?", ids, NORTHWIND)
+    assert "only numbers (supplier)" in why and "a supplier" in why
+    named = GraphRows(("supplier",), (("Mayumi's",),))
+    assert numbers_for_entity("Which supplier supplies Konbu?", named, NORTHWIND) == ""
+    year = GraphRows(("born",), ((1965,),))
+    assert numbers_for_entity("Which actor was born earliest?", year, films.spec)
+    assert numbers_for_entity("When was Cy Moreau born?", year, films.spec) == ""
+    order = GraphRows(("order",), (("10540",),))
+    assert numbers_for_entity("Which order had the highest freight?", order, NORTHWIND) == ""
+    mixed = GraphRows(("name", "films"), (("Cy Moreau", 2),))
+    assert numbers_for_entity("Who directed the most films?", mixed, films.spec) == ""
+    assert numbers_for_entity("Who?", GraphRows(("n",), ()), films.spec) == ""
+
+
+def _pipe(films: LadybugGraph, index: EntityIndex, writer: FakeChatModel) -> GraphQAPipeline:
+    cfg = GraphSettings(understand="rules", answer="template", retries=1, fallback_candidates=0)
+    cypher = RoleModel("cypher", writer, ledger=Ledger(), external=False)
+    return GraphQAPipeline(GraphDeps(store=films, index=index, settings=cfg, cypher_model=cypher))
+
+
+async def test_the_next_try_is_told_why(films: LadybugGraph, films_index: EntityIndex) -> None:
+    writer = FakeChatModel([BORN, NAME])
+    p = _pipe(films, films_index, writer)
+    q = "Who directed Red River?"
+    _ = [e async for e in p.run(GraphRequest(q, Principal(unrestricted=True)))]
+    assert p.outcome.status == "answered", p.outcome.reason
+    assert p.outcome.rows == [{"name": "Cy Moreau"}]
+    retry: Sequence[Message] = writer.calls[1]
+    assert "only numbers (born)" in retry[-1].content
+
+
+async def test_only_numbers_after_every_try_is_a_refusal_that_says_why(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    p = _pipe(films, films_index, FakeChatModel([BORN, BORN]))
+    _ = [e async for e in p.run(GraphRequest("Who directed Red River?", Principal(unrestricted=True)))]
+    o = p.outcome
+    assert o.status == "refused" and "only numbers (born)" in o.reason and "a person" in o.reason
+    assert "1965" not in o.answer
