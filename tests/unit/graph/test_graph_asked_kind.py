@@ -87,7 +87,10 @@ async def test_only_numbers_after_every_try_is_a_refusal_that_says_why(
     films: LadybugGraph, films_index: EntityIndex
 ) -> None:
     p = _pipe(films, films_index, FakeChatModel([BORN, BORN]))
-    _ = [e async for e in p.run(GraphRequest("Who directed Red River?", Principal(unrestricted=True)))]
+    _ = [
+        e
+        async for e in p.run(GraphRequest("Who directed Red River?", Principal(unrestricted=True)))
+    ]
     o = p.outcome
     assert o.status == "refused" and "only numbers (born)" in o.reason and "a person" in o.reason
     assert "1965" not in o.answer

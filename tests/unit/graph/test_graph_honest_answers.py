@@ -59,6 +59,28 @@ def test_an_invented_attribute_makes_a_sentence_unsupported() -> None:
     assert asked.checks[0].ok, asked.reason
 
 
+async def test_a_model_that_writes_nothing_is_not_believed_when_nothing_asked_is_missing(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    """Seen in the embedded run: right rows ("List the discontinued products in the
+    Meat/Poultry category.", "哪部电影的演员最多？") were refused because the compose model
+    wrote no sentence. The decline counts only when the question asks for something the schema
+    and rows lack (box-office gross, below); otherwise the rows are rendered by template."""
+    declined = '{"sentences": []}'
+    p = pipe(films, films_index, "model", answer_model=role("compose", [declined]))
+    await ask(p, "Which films did Ada Stone act in?")
+    o = p.outcome
+    assert o.status == "answered", o.reason
+    assert o.answer == "Blue Lake (1999). Red River (2001)."
+    gross = "MATCH (f:Film) WHERE f.title = $film RETURN f.title AS title, f.year AS year"
+    p = pipe(
+        films, films_index, "model",
+        cypher_model=role("cypher", [gross]), answer_model=role("compose", [declined]),
+    )  # fmt: skip
+    await ask(p, "What was the box-office gross of Red River?")
+    assert p.outcome.status == "refused" and "box-office gross" in p.outcome.reason
+
+
 async def test_an_unanswerable_property_is_named_not_answered_with_another(
     films: LadybugGraph, films_index: EntityIndex
 ) -> None:

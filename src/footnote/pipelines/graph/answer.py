@@ -155,13 +155,16 @@ def compose_answer(
     run_id: str | None = None,
     judge: Judge | None = None,
     vocabulary: Collection[str] | None = None,
+    nothing_missing: bool = False,
 ) -> Composed:
     """Sentences citing rows: from the model when given, else from templates; either way
     checked against the first `max_rows` rows (those the composer saw), `params` and
     `vocabulary` (the schema's words; None: words unchecked); the model's sentences also by
     `judge` (entailment).
     No sentences (method "model") when the model stated values or words the rows lack, or
-    wrote none (the rows do not answer the question)."""
+    wrote none (the rows do not answer the question) — unless `nothing_missing` (the caller
+    found nothing asked that the schema and rows lack): then a model that writes nothing is
+    not believed, and the rows are rendered by template."""
     shown = ShownRows.of(rows, max_rows, params)
     if model is not None:
         tag = "rows-" + secrets.token_hex(4)  # row text cannot forge a tag it never saw
@@ -184,7 +187,9 @@ def compose_answer(
             added = _checked_templates(rows, answer_template, max_rows, shown, vocabulary, left)
             sents = [*verdict.sentences, *added, *_more_rows(rows, max_rows)]
             return Composed(tuple(sents), verdict, "model", completed=len(added))
-        if declined or any(c.cited and any(c.missing.values()) for c in verdict.checks):
+        if (declined and not nothing_missing) or any(
+            c.cited and any(c.missing.values()) for c in verdict.checks
+        ):
             return Composed((), verdict, "model", verdict)  # the rows do not hold the answer
         discarded: GraphVerdict | None = verdict
     else:

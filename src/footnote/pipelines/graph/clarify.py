@@ -341,3 +341,9 @@ def first_row(rows: GraphRows) -> str:
     first = ", ".join(f"{c}: {v}" for c, v in zip(rows.columns, rows.rows[0], strict=False))
     more = f" (+{len(rows.rows) - 1} more)" if len(rows.rows) > 1 else ""
     return first[:120] + more
+
+
+def row_words(rows: GraphRows, limit: int = 50) -> list[str]:
+    """What a result holds, as text for `missing_property`'s `known`: its columns and the
+    values of its first `limit` rows."""
+    return [*rows.columns, *(str(v) for r in rows.rows[:limit] for v in r)]

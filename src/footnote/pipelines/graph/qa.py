@@ -63,7 +63,9 @@ from footnote.pipelines.graph.clarify import (
     decide,
     entity_signals,
     first_row,
+    missing_property,
     reading_signals,
+    row_words,
 )
 from footnote.pipelines.graph.context import ExampleRetriever
 from footnote.pipelines.graph.conversation import (
@@ -360,6 +362,10 @@ class GraphQAPipeline:
                 run_id=run_id,
                 judge=self._judge() if model is not None else None,
                 vocabulary=self._vocabulary,
+                nothing_missing=missing_property(
+                    question, self.spec, self._found, self._names, " ".join(row_words(rows))
+                )
+                is None,
             )
             v = composed.verdict
             span.update(
@@ -560,11 +566,10 @@ class GraphQAPipeline:
         self._shown = c.shown or c.cypher
         o.rows = c.rows.as_dicts()
         o.relaxed, self._original, self._offer = c.relaxed, c.original, res.offer
-        if not res.unsure:
-            cells = [*c.rows.columns, *(str(v) for r in c.rows.rows[:50] for v in r)]
-            if self._asks_back(self._decide(question, "\n".join(cells), res)):
-                yield from_rows(c.rows)
-                return
+        known = "\n".join(row_words(c.rows))
+        if not res.unsure and self._asks_back(self._decide(question, known, res)):
+            yield from_rows(c.rows)
+            return
         if res.unsure:
             yield from_rows(c.rows)
             o.status = "clarify" if res.unsure == "clarify" else "refused"
