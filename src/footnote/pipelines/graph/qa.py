@@ -371,6 +371,7 @@ class GraphQAPipeline:
             span.update(
                 sentences=[s.text for s in composed.sentences],
                 support=round(v.support, 4), fabricated=v.fabricated, dropped=v.dropped,
+                completed=composed.completed,
                 reasons=[c.reasons for c in v.checks],
             )  # fmt: skip
             if composed.discarded is not None:
