@@ -16,7 +16,7 @@ from footnote.models.base import Message
 from footnote.models.fake import FakeChatModel
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph.asked import entity_asked, numbers_for_entity
+from footnote.pipelines.graph.asked import entity_asked, numbers_for_entity, superlative_unpicked
 from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
 from footnote.store.graph.base import GraphRows, GraphSpec
 from footnote.store.graph.ladybug import LadybugGraph
@@ -94,3 +94,35 @@ async def test_only_numbers_after_every_try_is_a_refusal_that_says_why(
     o = p.outcome
     assert o.status == "refused" and "only numbers (born)" in o.reason and "a person" in o.reason
     assert "1965" not in o.answer
+
+
+ALL_BORN = "MATCH (p:Person) RETURN p.name AS name, p.born AS born"
+EARLIEST = "MATCH (p:Person) RETURN p.name AS name ORDER BY p.born LIMIT 1"
+
+
+def test_a_superlative_needs_a_query_that_picks_one() -> None:
+    """Seen in the embedded run: "Which actor was born earliest?" ran every person with a
+    year, and the model's sentence named the wrong one ("The actor born earliest is Keanu
+    Reeves, born in 1964") — each value was in the rows, the superlative was not."""
+    many = GraphRows(("name", "born"), (("Ada Stone", 1970), ("Cy Moreau", 1965)))
+    why = superlative_unpicked("Which actor was born earliest?", ALL_BORN, many)
+    assert "the earliest one" in why and "2 rows" in why
+    assert superlative_unpicked("谁的年龄最大？", ALL_BORN, many)
+    for picks in (EARLIEST, "MATCH (p:Person) RETURN min(p.born) AS born",
+                  "MATCH (p:Person) RETURN p.name ORDER BY p.born LIMIT 3"):  # fmt: skip
+        assert superlative_unpicked("Which actor was born earliest?", picks, many) == ""
+    one = GraphRows(("name",), (("Cy Moreau",),))
+    assert superlative_unpicked("Which actor was born earliest?", ALL_BORN, one) == ""
+    assert superlative_unpicked("Which films did Ada Stone act in?", ALL_BORN, many) == ""
+
+
+async def test_an_unpicked_superlative_is_retried(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    writer = FakeChatModel([ALL_BORN, EARLIEST])
+    p = _pipe(films, films_index, writer)
+    q = "Which person was born earliest?"
+    _ = [e async for e in p.run(GraphRequest(q, Principal(unrestricted=True)))]
+    assert p.outcome.status == "answered", p.outcome.reason
+    assert p.outcome.rows == [{"name": "Cy Moreau"}]
+    assert "without picking one" in writer.calls[1][-1].content

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from footnote.pipelines.graph.understand import SUPERLATIVE_EN, SUPERLATIVE_ZH
 from footnote.store.graph.base import GraphRows, GraphSpec
 from footnote.verify.graph_answer import value_text
 
@@ -67,6 +68,31 @@ def entity_asked(question: str, spec: GraphSpec) -> str:
             return ""
         return m["noun"]
     return ""
+
+
+_PICKS_ONE = re.compile(r"\bORDER\s+BY\b[\s\S]*\bLIMIT\b|\b(?:min|max)\s*\(", re.I)
+
+
+def superlative_unpicked(question: str, cypher: str, rows: GraphRows) -> str:
+    """Why `rows` cannot answer `question`: it asks for the earliest/most/… one, and the query
+    neither orders and limits its rows nor takes a min or max, so several rows came back and
+    none of them is said to be the one ("" when it can). `cypher` as written: the server's
+    row cap is no pick."""
+    m = re.search(SUPERLATIVE_EN, question, re.I) or re.search(SUPERLATIVE_ZH, question)
+    if m is None or len(rows.rows) < 2:
+        return ""
+    if _PICKS_ONE.search(cypher):
+        return ""
+    return (
+        f"the question asks for the {m.group(0)} one, but the query returned {len(rows.rows)} "
+        "rows without picking one: order by the asked value and LIMIT 1 (or use min/max)"
+    )
+
+
+def misfit(question: str, cypher: str, rows: GraphRows, spec: GraphSpec) -> str:
+    """Why rows that ran cannot answer the question (`numbers_for_entity`,
+    `superlative_unpicked`), or ""."""
+    return numbers_for_entity(question, rows, spec) or superlative_unpicked(question, cypher, rows)
 
 
 def _numeric(v: Any) -> bool:

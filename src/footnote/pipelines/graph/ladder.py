@@ -47,7 +47,7 @@ from footnote.events import CypherEvent, Event, Guard, Status
 from footnote.index.graph.align import Candidate
 from footnote.models.base import Embedder, Message
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph.asked import numbers_for_entity
+from footnote.pipelines.graph.asked import misfit
 from footnote.pipelines.graph.clarify import first_row
 from footnote.pipelines.graph.context import (
     ExampleRetriever,
@@ -388,7 +388,7 @@ class CypherLadder:
         `_empty` and tries the relaxations (`as_stored`, then `loosened`): the first relaxed
         run that matches joins `ran` instead."""
         if not matched_nothing(got.rows, got.cypher):
-            if why := numbers_for_entity(self._question, got.rows, self.store.spec):
+            if why := misfit(self._question, got.shown or got.cypher, got.rows, self.store.spec):
                 self._misfit.append((got, why))  # rows of another kind: the next rung, with why
                 self.trace.add("misfit", got.source, {"reason": why}, time.time(), 0.0)
             else:

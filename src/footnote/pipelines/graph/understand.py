@@ -190,14 +190,15 @@ def said_mentions(
 # -- conservative template routing -------------------------------------------------------------
 # A template answers exactly one shape of question: its slots (entities) and nothing else.
 # Any cue of a further constraint sends the question to the generated path instead.
+SUPERLATIVE_EN = (
+    r"\b(?:most|least|highest|lowest|largest|smallest|biggest|greatest|fewest|best|worst|"
+    r"oldest|youngest|newest|latest|earliest|cheapest|longest|shortest|maximum|minimum|max|"
+    r"min)\b"
+)
+SUPERLATIVE_ZH = r"最"
 _EN_CUES: tuple[tuple[str, str], ...] = (
     (r"\b(?:top|first|last|bottom)\b", "a limit"),
-    (
-        r"\b(?:most|least|highest|lowest|largest|smallest|biggest|greatest|fewest|best|worst|"
-        r"oldest|youngest|newest|latest|earliest|cheapest|longest|shortest|maximum|minimum|max|"
-        r"min)\b",
-        "a superlative",
-    ),
+    (SUPERLATIVE_EN, "a superlative"),
     (
         r"\b(?:more|less|fewer|greater|higher|lower|older|younger|earlier|later|cheaper|after|"
         r"before|since|until|between|above|below|over|under|exceed\w*|at least|at most|"
@@ -214,7 +215,7 @@ _EN_CUES: tuple[tuple[str, str], ...] = (
 _COUNT_CUES = r"\b(?:how many|number of|count\w*)\b"
 _ZH_CUES: tuple[tuple[str, str], ...] = (
     (r"前\s*[0-9一二两三四五六七八九十几]", "a limit"),
-    (r"最", "a superlative"),
+    (SUPERLATIVE_ZH, "a superlative"),
     (
         r"大于|小于|超过|多于|少于|高于|低于|以上|以下|之后|之前|以后|以前|早于|晚于|不少于|"
         r"不超过|至少|至多|包含|含有|开头|结尾|字典序|之间",
