@@ -63,7 +63,8 @@ CJK_FRAME_WORDS = STOP_WORDS_ZH | frozenset(
 )  # fmt: skip
 """Chinese function words and the words of framing an answer."""
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
+_LATIN_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ɏ]+")
+"""Latin-script words, accented letters included (Thüringer is one word)."""
 
 
 def row_id(i: int) -> str:

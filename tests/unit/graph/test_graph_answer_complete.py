@@ -90,3 +90,17 @@ def test_chinese_sentence_gets_a_chinese_full_stop() -> None:
     model = composer(("朗·霍华德导演了阿波罗13号", ["row:0"]))
     out = compose_answer("朗·霍华德导演过哪些电影？", rows, model=model, params={"p": "朗·霍华德"})
     assert _text(out) == "朗·霍华德导演了阿波罗13号。"
+
+
+def test_accented_words_are_whole_words_and_the_asked_entity_may_be_named() -> None:
+    """Seen in the embedded run: "The discontinued products in the Meat/Poultry category are
+    … Thüringer Rostbratwurst" was dropped — "Thüringer" was read as "th" + "ringer", and the
+    category's name (the rows were selected by its key, 6) counted as an invented name."""
+    rows = GraphRows(("product",), (("Alice Mutton",), ("Thüringer Rostbratwurst",)))
+    said = "The discontinued products in the Meat/Poultry category are Alice Mutton and Thüringer Rostbratwurst."
+    model = composer((said, ["row:0", "row:1"]))
+    out = compose_answer(
+        "List the discontinued products in the Meat/Poultry category.", rows, model=model,
+        params={"category": "6"}, named=("Meat/Poultry",), vocabulary={"product", "category"},
+    )  # fmt: skip
+    assert out.method == "model" and _text(out) == said, out.verdict.reason

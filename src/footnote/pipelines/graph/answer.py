@@ -156,9 +156,11 @@ def compose_answer(
     judge: Judge | None = None,
     vocabulary: Collection[str] | None = None,
     nothing_missing: bool = False,
+    named: Sequence[str] = (),
 ) -> Composed:
     """Sentences citing rows: from the model when given, else from templates; either way
-    checked against the first `max_rows` rows (those the composer saw), `params` and
+    checked against the first `max_rows` rows (those the composer saw), `params`, the names
+    of the entities the rows were selected by (`named`: "Meat/Poultry" for a key 6) and
     `vocabulary` (the schema's words; None: words unchecked); the model's sentences also by
     `judge` (entailment).
     No sentences (method "model") when the model stated values or words the rows lack, or
@@ -166,6 +168,7 @@ def compose_answer(
     found nothing asked that the schema and rows lack): then a model that writes nothing is
     not believed, and the rows are rendered by template."""
     shown = ShownRows.of(rows, max_rows, params)
+    shown = ShownRows(shown.rows, (*shown.context, *named))
     if model is not None:
         tag = "rows-" + secrets.token_hex(4)  # row text cannot forge a tag it never saw
         listing = "\n".join(f"{i}: {text.replace(tag, '')}" for i, text in shown.rows.items())

@@ -362,6 +362,12 @@ class GraphQAPipeline:
                 run_id=run_id,
                 judge=self._judge() if model is not None else None,
                 vocabulary=self._vocabulary,
+                named=[  # the names of the entities the query selected by their keys
+                    a.best.entity.name
+                    for a in self._found
+                    if a.best is not None
+                    and a.best.entity.key in {str(v) for v in o.params.values()}
+                ],
                 nothing_missing=missing_property(
                     question, self.spec, self._found, self._names, " ".join(row_words(rows))
                 )
