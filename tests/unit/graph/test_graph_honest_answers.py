@@ -79,6 +79,15 @@ async def test_a_model_that_writes_nothing_is_not_believed_when_nothing_asked_is
     )  # fmt: skip
     await ask(p, "What was the box-office gross of Red River?")
     assert p.outcome.status == "refused" and "box-office gross" in p.outcome.reason
+    # a generated query names its own columns: its aliases prove nothing (seen: "Tokyo Traders
+    # 有多少名员工？" counted products AS employees, and a decline is believed there)
+    staff = "MATCH (p:Person)-[:ACTED_IN]->(f:Film) WHERE p.name = $person RETURN count(f) AS staff"
+    p = pipe(
+        films, films_index, "model",
+        cypher_model=role("cypher", [staff] * 4), answer_model=role("compose", [declined] * 2),
+    )  # fmt: skip
+    await ask(p, "艾达·斯通有多少名员工？")
+    assert p.outcome.status == "refused" and "The answer is" not in p.outcome.answer
 
 
 async def test_an_unanswerable_property_is_named_not_answered_with_another(
