@@ -14,6 +14,7 @@ from typing import Any
 
 from footnote.pipelines.graph.understand import SUPERLATIVE_EN, SUPERLATIVE_ZH
 from footnote.store.graph.base import GraphRows, GraphSpec
+from footnote.verify.cypher.guard import write_in_value
 from footnote.verify.graph_answer import value_text
 
 _LEAD = r"^\s*(?:(?:and|but|so|then|also)\s+)?"
@@ -112,4 +113,46 @@ def numbers_for_entity(question: str, rows: GraphRows, spec: GraphSpec) -> str:
     return (
         f"the query returned only numbers ({', '.join(rows.columns)}) but the question asks "
         f"for a {asked}: return its name, not an id, a count or a year"
+    )
+
+
+_CYPHER_WRITE = re.compile(
+    r"\b(?:MATCH|CREATE|MERGE|OPTIONAL\s+MATCH)\s*\([\s\S]*\b(?:DELETE|SET|CREATE|MERGE|REMOVE|"
+    r"DROP)\b"
+)
+_WRITE_EN = re.compile(
+    r"(?:^|[.;!?]\s*|\b(?:and|then|please)\s+)(?:"
+    r"(?:delete|remove|drop|erase|wipe|clear)\s+(?:all|every|each|the|that|this|these|those|it|"
+    r"them|any)\b"
+    r"|(?:set|change|update|rename|modify|make)\s+[^.;!?]{0,60}?(?:'s|\bof)\b[^.;!?]{0,40}?\bto\b"
+    r"|(?:add|create|insert|merge)\s+(?:a|an|new|another)\b)"
+    r"|\bignore\s+(?:all\s+)?(?:the\s+)?(?:previous|prior|above|earlier)\s+instructions\b",
+    re.I,
+)
+"""A request in words to change the graph: a verb of writing with its object (so titles such
+as "Drop Dead Gorgeous" or "Set It Off" stay names), or to ignore the instructions."""
+_WRITE_ZH = re.compile(
+    r"删掉|删除|删去|清空|改成|改为|修改为|更新为|更新成|插入|忽略(?:之前|以上|前面)"
+)
+
+
+def write_request(question: str) -> str:
+    """Why `question` is refused before any query is made: it carries a write statement (in
+    a quoted value, or as Cypher), or asks in words to change the graph or to ignore the
+    instructions — the graph is read-only here and such text is an attempt, not a question
+    to answer around ("" for a question)."""
+    if attempt := write_in_value(question):
+        return (
+            f"the question carries a write statement inside a value ({attempt[:60]!r}): "
+            "an injection attempt, refused before any query was made"
+        )
+    if m := _CYPHER_WRITE.search(question) or _WRITE_EN.search(question):
+        said = m.group(0).strip(" .;!?")
+    elif m := _WRITE_ZH.search(question):
+        said = m.group(0)
+    else:
+        return ""
+    return (
+        f"the question asks to change the graph or its instructions ({said[:60]!r}): this graph "
+        "is read-only and answers questions only; refused before any query was made"
     )

@@ -57,6 +57,7 @@ from footnote.models import judge_support
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.pipelines.graph.answer import asked_gap, compose_answer
+from footnote.pipelines.graph.asked import write_request
 from footnote.pipelines.graph.clarify import (
     Decision,
     code_signals,
@@ -107,7 +108,7 @@ from footnote.store.graph.base import GraphRows, GraphStore, ValueSlot
 from footnote.textnorm import normalise
 from footnote.types import Answer, Sentence, Usage, flat_sentence
 from footnote.verify.checks import Judge
-from footnote.verify.cypher.guard import GraphGuard, write_in_value
+from footnote.verify.cypher.guard import GraphGuard
 from footnote.verify.graph_answer import schema_words
 
 __all__ = ["GraphDeps", "GraphOutcome", "GraphQAPipeline", "GraphRequest", "GraphStatus",
@@ -245,11 +246,8 @@ class GraphQAPipeline:
         if not question:
             o.reason = "empty question"
             return
-        if attempt := write_in_value(question):  # not a name to strip and answer around
-            o.reason = (
-                f"the question carries a write statement inside a value ({attempt[:60]!r}): "
-                "an injection attempt, refused before any query was made"
-            )
+        if why := write_request(question):  # not a name to strip and answer around
+            o.reason = why
             return
         yield Status("understand", "understanding the question")
         run_id = self.trace.run_id
