@@ -4,7 +4,9 @@ A sentence citing rows passes the value checks when every value it states occurs
 it cites: calendar dates by value (`2001-05-03` = `3 May 2001` = `2001年5月3日`), numbers by
 the one number rule (`textnorm.unmatched_numbers`: value, unit, scale), names (quoted or
 capitalised spans, runs of Latin words in Chinese text) by normalised whole-word containment
-in the rows or in their `context` (the query parameters the rows were selected by). Used by
+in the rows or in their `context` (the query parameters the rows were selected by); a number
+of the `context` restated as the bound it was ("before 1990", "2000年以后") is no claim about a
+row. Used by
 `verify.checks` for row evidence; prose evidence is checked by overlap or the judge instead.
 """
 
@@ -34,10 +36,31 @@ def missing_values(sentence: str, rows: str, context: str = "") -> dict[str, lis
         if d not in have_dates:
             missing["dates"].append(span)
         rest = rest.replace(span, " ")
-    missing["numbers"] = unmatched_numbers(rest, rows)
+    missing["numbers"] = unmatched_numbers(_without_bounds(rest, context), rows)
     known = normalise(rows + "\n" + context)
     missing["names"] = [n for n in names_in(rest) if not _name_known(n, known)]
     return {k: v for k, v in missing.items() if v}
+
+
+_BOUND = re.compile(
+    r"\b(?:before|after|since|until|till|over|under|above|below|(?:more|less|fewer|greater|"
+    r"earlier|later|older|younger|higher|lower) than|at (?:least|most))\s+(\d[\d,]*(?:\.\d+)?)\b"
+    r"|(?:早于|晚于|超过|低于|高于|大于|小于|多于|少于|不少于|不超过|至少|至多)\s*(\d[\d,]*(?:\.\d+)?)"
+    r"|(\d[\d,]*(?:\.\d+)?)\s*年?\s*(?:以前|之前|以后|之后|以上|以下)",
+    re.I,
+)
+
+
+def _without_bounds(sentence: str, context: str) -> str:
+    """`sentence` without the bounds it restates from `context` ("before 1990" where the
+    query filtered by 1990): the number is the question's, not a value of a row."""
+    bounds = {n.replace(",", "") for n in re.findall(r"\d[\d,]*(?:\.\d+)?", context)}
+
+    def drop(m: re.Match[str]) -> str:
+        number = next(g for g in m.groups() if g)
+        return " " if number.replace(",", "") in bounds else m.group(0)
+
+    return _BOUND.sub(drop, sentence) if bounds else sentence
 
 
 def states_values(sentence: str) -> bool:

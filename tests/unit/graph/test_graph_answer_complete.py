@@ -11,8 +11,8 @@ import json
 from footnote.models.fake import FakeChatModel
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph.answer import compose_answer, uncovered_rows
-from footnote.store.graph.base import GraphRows
+from footnote.pipelines.graph.answer import asked_gap, compose_answer, selected_by, uncovered_rows
+from footnote.store.graph.base import GraphRows, GraphSpec
 
 DIRECTORS = GraphRows(
     ("director", "title"),
@@ -104,3 +104,37 @@ def test_accented_words_are_whole_words_and_the_asked_entity_may_be_named() -> N
         params={"category": "6"}, named=("Meat/Poultry",), vocabulary={"product", "category"},
     )  # fmt: skip
     assert out.method == "model" and _text(out) == said, out.verdict.reason
+
+
+def test_a_number_the_query_filtered_by_may_be_restated() -> None:
+    """Seen in the embedded run: "Which of those came out before 1990?" got the right row
+    (Top Gun) and the sentence "Top Gun came out before 1990." was dropped — 1990 is in the
+    query (`released < 1990`), not in the row — then refused as "the graph does not hold
+    before"."""
+    cypher = (
+        "MATCH (p:Person {name: $__s0})-[:ACTED_IN]->(m:Movie) WHERE m.released < 1990 "
+        "RETURN m.title AS title ORDER BY title LIMIT 201"
+    )
+    assert selected_by([], {"__s0": "Tom Cruise"}, cypher) == ["1990"]  # not the LIMIT
+    rows = GraphRows(("title",), (("Top Gun",),))
+    model = composer(("Top Gun came out before 1990.", ["row:0"]))
+    q = "Which of those came out before 1990?"
+    out = compose_answer(q, rows, model=model, named=selected_by([], {}, cypher))
+    assert _text(out) == "Top Gun came out before 1990."
+    spec = GraphSpec.model_validate(
+        {"name": "m", "nodes": {"Movie": {"properties": {"title": "STRING", "released": "INT64"},
+                                          "key": "title", "name": "title"}}}
+    )  # fmt: skip
+    assert "before" not in asked_gap(q, spec, rows, [], ["Movie"])
+
+
+def test_a_filter_number_is_no_value_of_a_row() -> None:
+    rows = GraphRows(("title",), (("Top Gun",),))
+    for wrong in ("Top Gun came out in 1990.", "Top Gun has 1990 fans."):
+        model = composer((wrong, ["row:0"]))
+        out = compose_answer("Which came out before 1990?", rows, model=model, named=["1990"])
+        assert not out.sentences or out.method == "template", wrong
+    zh = composer(("壮志凌云是1990年以前上映的。", ["row:0"]))
+    rows_zh = GraphRows(("title",), (("壮志凌云",),))
+    out = compose_answer("哪些电影是1990年以前上映的？", rows_zh, model=zh, named=["1990"])
+    assert _text(out) == "壮志凌云是1990年以前上映的。"

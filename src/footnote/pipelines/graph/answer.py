@@ -20,9 +20,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from footnote.errors import ModelError
+from footnote.index.graph.align import Alignment
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
+from footnote.pipelines.graph.clarify import QUERY_WORDS
 from footnote.prompts import load_prompt
 from footnote.store.graph.base import GraphRows, GraphSpec
 from footnote.textnorm import CJK_RE, CJK_RUN_RE
@@ -143,6 +145,19 @@ def uncovered_rows(said: Sequence[str], rows: GraphRows, max_rows: int) -> list[
     return out
 
 
+_LIMITS = re.compile(r"\b(?:LIMIT|SKIP)\s+\d+|\*\s*\d*\s*\.\.\s*\d*|`[^`]*`|\$\w+", re.I)
+_NUMBER_LITERAL = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+def selected_by(found: Sequence[Alignment], params: Mapping[str, Any], cypher: str) -> list[str]:
+    """What the rows were selected by, beyond the parameters' values: the names of the
+    entities the query chose by key ("Meat/Poultry" for categoryID 6) and the numbers written
+    in the query (`released < 1990`; not its LIMIT) — a sentence may restate them."""
+    keys = {value_text(v) for v in params.values()}
+    names = [a.best.entity.name for a in found if a.best is not None and a.best.entity.key in keys]
+    return [*names, *_NUMBER_LITERAL.findall(_LIMITS.sub(" ", cypher))]
+
+
 def compose_answer(
     question: str,
     rows: GraphRows,
@@ -257,7 +272,8 @@ def asked_gap(
     the query do not state what was asked."""
     known = "\n".join([*names, *rows.columns, *(value_text(v) for r in rows.rows for v in r)])
     keywords = {w for i in spec.intents.values() for k in i.keywords for w in k.lower().split()}
-    unknown = set(unsupported_words(question, known, schema_words(spec) | keywords)) - _ASKING
+    unknown = set(unsupported_words(question, known, schema_words(spec) | keywords))
+    unknown -= _ASKING | QUERY_WORDS  # words of asking and of query logic ("before", "most")
     runs: list[tuple[int, int]] = []
     for m in re.finditer(r"[A-Za-z]+", question):
         if m.group(0).lower() not in unknown:

@@ -56,7 +56,7 @@ from footnote.index.graph.align import Alignment, EntityIndex
 from footnote.models import judge_support
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph.answer import asked_gap, compose_answer
+from footnote.pipelines.graph.answer import asked_gap, compose_answer, selected_by
 from footnote.pipelines.graph.asked import write_request
 from footnote.pipelines.graph.clarify import (
     Decision,
@@ -360,12 +360,7 @@ class GraphQAPipeline:
                 run_id=run_id,
                 judge=self._judge() if model is not None else None,
                 vocabulary=self._vocabulary,
-                named=[  # the names of the entities the query selected by their keys
-                    a.best.entity.name
-                    for a in self._found
-                    if a.best is not None
-                    and a.best.entity.key in {str(v) for v in o.params.values()}
-                ],
+                named=selected_by(self._found, o.params, self._shown or o.cypher),
                 nothing_missing=o.source == "template"  # a model's column aliases prove nothing
                 and missing_property(
                     question, self.spec, self._found, self._names, " ".join(row_words(rows))
