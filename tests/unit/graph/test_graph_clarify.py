@@ -120,6 +120,14 @@ async def test_a_property_the_schema_lacks_is_named_by_code_without_a_model(
     p = pipe(films, films_index)  # a property it holds is not a gap
     await ask(p, "What is the year of Red River?")
     assert "does not hold" not in p.outcome.reason
+    # a Chinese count of a thing the graph lacks (seen in the embedded run: "Tokyo Traders
+    # 有多少名员工？" was answered with a count of products)
+    p = pipe(films, films_index, role("cypher", [COUNT]))
+    await ask(p, "Red River有多少名员工？")
+    assert p.outcome.reason.startswith("the graph does not hold 员工"), p.outcome.reason
+    p = pipe(films, films_index, role("cypher", [COUNT]))  # a count of what it holds
+    await ask(p, "一共有多少个人？")
+    assert p.outcome.status == "answered", p.outcome.reason
 
 
 async def test_a_latin_name_beside_chinese_is_aligned(

@@ -97,6 +97,10 @@ _EN_SLOTS = (
 _ZH_SLOT = re.compile(
     r"的(?P<a>[\u4e00-\u9fff]{1,6}?)(?:是多少|是什么|是哪|有多|为多少|多少|是几|是谁|怎么样|如何|是多久|多久|多长|多大|多重|多高)"
 )
+_ZH_COUNTED = re.compile(
+    r"多少(?:名|个|位|种|件|家|部|本|条|笔|张|次)?(?P<a>[\u4e00-\u9fff]{1,4}?)\s*(?:[？?。！!]|$)"
+)
+"""What a Chinese count asks for ("有多少名员工？" → 员工)."""
 _PLACE = "\ue000"
 _WORDS = re.compile(r"[A-Za-z][A-Za-z-]*")
 
@@ -245,7 +249,7 @@ def missing_property(
         asked = [w for w in _WORDS.findall(m["a"]) if w.lower() not in FRAME_WORDS]
         if any(not _known(w, stems) for w in asked):
             return _gap(" ".join(asked), props, IN_SLOT)
-    for z in _ZH_SLOT.finditer(q):
+    for z in [*_ZH_SLOT.finditer(q), *_ZH_COUNTED.finditer(q)]:
         if z["a"] not in ZH_ASKING and not _zh_known(z["a"], stems, zh_keys):
             return _gap(z["a"], props, IN_SLOT)
     latin = [w for w in _WORDS.findall(q) if len(w) > 2 and not _known(w, stems)]
