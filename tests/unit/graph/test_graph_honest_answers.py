@@ -62,10 +62,10 @@ def test_an_invented_attribute_makes_a_sentence_unsupported() -> None:
 async def test_a_model_that_writes_nothing_is_not_believed_when_nothing_asked_is_missing(
     films: LadybugGraph, films_index: EntityIndex
 ) -> None:
-    """Seen in the embedded run: right rows were refused because the compose model wrote no
-    sentence. On a template route (query and columns are the spec's) the decline counts only
-    when the question asks for something the schema and rows lack (box-office gross, below);
-    otherwise the rows are rendered by template. A generated query's decline stands."""
+    """A compose model that writes no sentence is model output like any other: on a template
+    route (query and columns are the spec's) the decline counts only when the question asks
+    for something the schema and rows lack (box-office gross, below); otherwise the rows are
+    rendered by template. A generated query's decline stands (its aliases are the model's)."""
     declined = '{"sentences": []}'
     p = pipe(films, films_index, "model", answer_model=role("compose", [declined]))
     await ask(p, "Which films did Ada Stone act in?")
