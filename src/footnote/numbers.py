@@ -264,13 +264,23 @@ class Quantity:
         return 10.0 ** (-self.decimals) * self.scale * self.factor
 
 
+_SAME_PLURAL = frozenset(["series", "species", "news"])
+_IE_PLURALS = frozenset(
+    ["movies", "cookies", "zombies", "rookies", "calories", "genies", "prairies", "selfies",
+     "pies", "ties", "lies", "dies", "hippies", "smoothies", "goalies", "aunties", "freebies"]
+)  # fmt: skip
+"""Plurals of nouns in -ie ("movies" → "movie", not "movy")."""
+
+
 def stem(word: str) -> str:
     """The one English noun stem of the project (lower case, plural removed: "nodes" → "node",
     "studies" → "study", "classes" → "class", "boxes" → "box"; "corpus" stays), so that a
     counted noun, a question's focus and a passage's words compare across forms."""
     w = word.lower()
-    if w.endswith(("ss", "us", "is")):
+    if w.endswith(("ss", "us", "is")) or w in _SAME_PLURAL:
         return w
+    if w in _IE_PLURALS:
+        return w[:-1]
     for suffix in ("ies", "sses", "es", "s"):
         if w.endswith(suffix) and len(w) > len(suffix) + 2:
             if suffix == "ies":

@@ -166,3 +166,13 @@ def test_a_rounded_or_scaled_figure_is_no_wider_than_it_is_written(
     about = f"The corpus has about {lead}{word} sentences."
     close = Decimal(lead).scaleb(p) * Decimal("1.05")
     assert unmatched_numbers(about, f"The corpus has {plain(close, True)} sentences.") == []
+
+
+def test_plural_stems_of_nouns_in_ie_and_of_same_plurals() -> None:
+    """Seen in the graph run: "List the movies produced by …" was refused as "the graph does
+    not hold movies" — "movies" stemmed to "movy", the schema's "Movie" to "movie"."""
+    from footnote.numbers import stem
+
+    assert stem("movies") == stem("movie") == "movie"
+    assert stem("studies") == "study" and stem("categories") == "category"
+    assert stem("series") == "series" and stem("species") == "species"

@@ -5,8 +5,8 @@ it cites: calendar dates by value (`2001-05-03` = `3 May 2001` = `2001年5月3�
 the one number rule (`textnorm.unmatched_numbers`: value, unit, scale), names (quoted or
 capitalised spans, runs of Latin words in Chinese text) by normalised whole-word containment
 in the rows or in their `context` (the query parameters the rows were selected by); a number
-of the `context` restated as the bound it was ("before 1990", "2000年以后") is no claim about a
-row. Used by
+of the `context` restated as the bound it was ("before 1990", "2000年以后", "the 1950s") is no
+claim about a row. Used by
 `verify.checks` for row evidence; prose evidence is checked by overlap or the judge instead.
 """
 
@@ -46,7 +46,8 @@ _BOUND = re.compile(
     r"\b(?:before|after|since|until|till|over|under|above|below|(?:more|less|fewer|greater|"
     r"earlier|later|older|younger|higher|lower) than|at (?:least|most))\s+(\d[\d,]*(?:\.\d+)?)\b"
     r"|(?:早于|晚于|超过|低于|高于|大于|小于|多于|少于|不少于|不超过|至少|至多)\s*(\d[\d,]*(?:\.\d+)?)"
-    r"|(\d[\d,]*(?:\.\d+)?)\s*年?\s*(?:以前|之前|以后|之后|以上|以下)",
+    r"|(\d[\d,]*(?:\.\d+)?)\s*年?\s*(?:以前|之前|以后|之后|以上|以下)"
+    r"|\b(\d{3}0)'?s\b|(\d{3}0)\s*年代",
     re.I,
 )
 

@@ -138,3 +138,16 @@ def test_a_filter_number_is_no_value_of_a_row() -> None:
     rows_zh = GraphRows(("title",), (("壮志凌云",),))
     out = compose_answer("哪些电影是1990年以前上映的？", rows_zh, model=zh, named=["1990"])
     assert _text(out) == "壮志凌云是1990年以前上映的。"
+
+
+def test_a_decade_the_query_filtered_by_may_be_restated() -> None:
+    """Seen in the run: "List the movies produced by a person born in the 1950s." — every
+    sentence ("The Matrix was produced by a person born in the 1950s.") dropped for "1950s"."""
+    cypher = "MATCH (p:Person)-[:PRODUCED]->(m:Movie) WHERE p.born >= 1950 AND p.born < 1960 RETURN m.title AS title"
+    rows = GraphRows(("title",), (("The Matrix",),))
+    said = "The Matrix was produced by a person born in the 1950s."
+    out = compose_answer(
+        "List the movies produced by a person born in the 1950s.", rows,
+        model=composer((said, ["row:0"])), named=selected_by([], {}, cypher),
+    )  # fmt: skip
+    assert _text(out) == said
