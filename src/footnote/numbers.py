@@ -264,11 +264,8 @@ class Quantity:
         return 10.0 ** (-self.decimals) * self.scale * self.factor
 
 
-_SAME_PLURAL = frozenset(["series", "species", "news"])
-_IE_PLURALS = frozenset(
-    ["movies", "cookies", "zombies", "rookies", "calories", "genies", "prairies", "selfies",
-     "pies", "ties", "lies", "dies", "hippies", "smoothies", "goalies", "aunties", "freebies"]
-)  # fmt: skip
+_IE_PLURALS = frozenset(["movies", "cookies", "zombies", "rookies", "calories", "selfies", "pies",
+                         "ties", "lies", "hippies", "smoothies", "goalies", "aunties"])  # fmt: skip
 """Plurals of nouns in -ie ("movies" → "movie", not "movy")."""
 
 
@@ -277,10 +274,8 @@ def stem(word: str) -> str:
     "studies" → "study", "classes" → "class", "boxes" → "box"; "corpus" stays), so that a
     counted noun, a question's focus and a passage's words compare across forms."""
     w = word.lower()
-    if w.endswith(("ss", "us", "is")) or w in _SAME_PLURAL:
-        return w
-    if w in _IE_PLURALS:
-        return w[:-1]
+    if w.endswith(("ss", "us", "is")) or w in ("series", "species", "news", *_IE_PLURALS):
+        return w[:-1] if w in _IE_PLURALS else w
     for suffix in ("ies", "sses", "es", "s"):
         if w.endswith(suffix) and len(w) > len(suffix) + 2:
             if suffix == "ies":
