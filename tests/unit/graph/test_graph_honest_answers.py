@@ -90,6 +90,26 @@ async def test_a_model_that_writes_nothing_is_not_believed_when_nothing_asked_is
     assert p.outcome.status == "refused" and "The answer is" not in p.outcome.answer
 
 
+async def test_words_of_query_logic_are_not_invented_attributes(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    """Seen in the embedded run: "哪部电影的演员最多？" got the right row and the sentence "A Few
+    Good Men has the most actors with 12." was dropped for the word "most" (the question said
+    最多, in Chinese)."""
+    most = (
+        "MATCH (p:Person)-[:ACTED_IN]->(f:Film) RETURN p.name AS name, count(f) AS films "
+        "ORDER BY films DESC LIMIT 1"
+    )
+    reply = '{"sentences": [{"text": "Ada Stone acted in the most films (2).", "rows": ["row:0"]}]}'
+    p = pipe(
+        films, films_index, "model",
+        cypher_model=role("cypher", [most]), answer_model=role("compose", [reply]),
+    )  # fmt: skip
+    await ask(p, "谁出演的电影最多？")
+    assert p.outcome.status == "answered", p.outcome.reason
+    assert p.outcome.answer == "Ada Stone acted in the most films (2)."
+
+
 async def test_an_unanswerable_property_is_named_not_answered_with_another(
     films: LadybugGraph, films_index: EntityIndex
 ) -> None:

@@ -59,6 +59,7 @@ from footnote.models.roles import RoleModel
 from footnote.pipelines.graph.answer import asked_gap, compose_answer, selected_by
 from footnote.pipelines.graph.asked import write_request
 from footnote.pipelines.graph.clarify import (
+    QUERY_WORDS,
     Decision,
     code_signals,
     decide,
@@ -146,7 +147,7 @@ class GraphQAPipeline:
         self.guard = GraphGuard(deps.store, row_cap=deps.settings.row_limit + 1)
         self.outcome = GraphOutcome()
         self.trace = Trace()
-        self._vocabulary = schema_words(self.spec)
+        self._vocabulary = schema_words(self.spec) | QUERY_WORDS  # logic words are no attribute
         self.labels: tuple[str, ...] = tuple(self.spec.labels)
         """The graph's labels: every model call that carries its data is gated with them."""
         self._sentences: tuple[Sentence, ...] = ()
