@@ -422,7 +422,7 @@ def _check_row(
         p = judge(sentence, (ev.context + "\n" + rows).strip())
         verdict = _verdict_from_p(p, thresholds)
         reasons["judge"] = f"P(supported) = {p:.2f}"
-    elif states_values(sentence):
+    elif states_values(sentence) or _is_a_cell(sentence, rows):
         verdict = "supported"
     else:
         verdict = "weak"
@@ -436,6 +436,14 @@ def _check_row(
         judge_p=p,
         reasons=reasons,
     )
+
+
+def _is_a_cell(sentence: str, rows: str) -> bool:
+    """Whether `sentence` is, word for word, one value of the rows (`col: value; …` lines):
+    a list rendered one value a sentence ("Chai.") states that value."""
+    said = normalise(sentence.strip().rstrip(".。!！"))
+    cells = (part.split(": ", 1)[-1] for line in rows.splitlines() for part in line.split("; "))
+    return bool(said) and any(normalise(c) == said for c in cells)
 
 
 _YES_NO = re.compile(

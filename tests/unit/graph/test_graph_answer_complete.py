@@ -151,3 +151,13 @@ def test_a_decade_the_query_filtered_by_may_be_restated() -> None:
         model=composer((said, ["row:0"])), named=selected_by([], {}, cypher),
     )  # fmt: skip
     assert _text(out) == said
+
+
+def test_a_list_rendered_one_value_a_sentence_keeps_every_value() -> None:
+    """Seen in the run: "Exotic Liquids 供应哪些产品？" (template "{product}.") showed only
+    "Aniseed Syrup." of three rows — "Chai." and "Chang." were one-word sentences that "state no
+    name" and were dropped as weak."""
+    rows = GraphRows(("product",), (("Aniseed Syrup",), ("Chai",), ("Chang",)))
+    out = compose_answer("Exotic Liquids 供应哪些产品？", rows, model=None,
+                         answer_template="{product}.", vocabulary={"product"})  # fmt: skip
+    assert _text(out) == "Aniseed Syrup. Chai. Chang."
