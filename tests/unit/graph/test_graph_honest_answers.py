@@ -79,8 +79,8 @@ async def test_a_model_that_writes_nothing_is_not_believed_when_nothing_asked_is
     )  # fmt: skip
     await ask(p, "What was the box-office gross of Red River?")
     assert p.outcome.status == "refused" and "box-office gross" in p.outcome.reason
-    # a generated query names its own columns: its aliases prove nothing (seen: "Tokyo Traders
-    # 有多少名员工？" counted products AS employees, and a decline is believed there)
+    # a generated query names its own columns (here a count of films AS staff): its aliases
+    # prove nothing, and its decline is believed
     staff = "MATCH (p:Person)-[:ACTED_IN]->(f:Film) WHERE p.name = $person RETURN count(f) AS staff"
     p = pipe(
         films, films_index, "model",

@@ -25,6 +25,7 @@ from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
 from footnote.pipelines.graph.clarify import QUERY_WORDS
+from footnote.pipelines.graph.understand import squeezed
 from footnote.prompts import load_prompt
 from footnote.store.graph.base import GraphRows, GraphSpec
 from footnote.textnorm import CJK_RE, CJK_RUN_RE
@@ -120,8 +121,7 @@ def _stated(value: str, text: str, words: set[str]) -> bool:
     """Whether `text` (its casefolded `words`) names `value`: every word of it, or for
     Chinese the value as a substring (separators and spaces ignored)."""
     if CJK_RE.search(value):
-        squeeze = re.compile(r"[\s·・•.\-]")
-        return squeeze.sub("", value) in squeeze.sub("", text)
+        return squeezed(value) in squeezed(text)
     tokens = re.findall(r"\w+", value.casefold())
     return bool(tokens) and all(t in words for t in tokens)
 

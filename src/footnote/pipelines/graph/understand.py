@@ -156,6 +156,12 @@ def understand_by_model(
 _SEPARATORS = re.compile(r"[\s·・•.\-]")
 
 
+def squeezed(text: str) -> str:
+    """`text` without spaces and name separators ("朗·霍华德" → "朗霍华德"): how a Chinese name
+    is compared as written."""
+    return _SEPARATORS.sub("", text)
+
+
 def grounded_mention(mention: str, question: str, history: Sequence[GraphTurn]) -> bool:
     """Whether a mention the understanding names comes from the user's words or the earlier
     turns: a Chinese one as written (separators aside), a Latin one by half its content words
@@ -167,7 +173,7 @@ def grounded_mention(mention: str, question: str, history: Sequence[GraphTurn]) 
         ]
     )
     if CJK_RE.search(mention):
-        return _SEPARATORS.sub("", mention) in _SEPARATORS.sub("", text)
+        return squeezed(mention) in squeezed(text)
     if CJK_RE.search(question):
         return True
     stop = QUESTION_WORDS_EN | FREQUENT_WORDS
