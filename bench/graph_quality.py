@@ -3,7 +3,8 @@ run, same cases, on the graph development set and optional samples of the shared
 
 Configurations (`graph.*` overrides on one workspace, every other setting as configured):
 - `main`: today's defaults with the wave-3 graph changes switched off where a setting allows:
-  the fallback rung (`graph.fallback_candidates=0`) and, where this checkout has them, the
+  the fallback rung (`graph.fallback_candidates=0`), the rules-first reading
+  (`understand=model`: the model reads every question, as `auto` did before) and, where this checkout has them, the
   relaxation rung (`relax=false`) and `unsure=answer`. The clarification signals stay on in
   both: no `clarify_threshold` gives the old rule (only entity-name ties ask back; at 1.0 even
   keyword ties stop asking back, below it the new signals fire). The others cannot
@@ -72,7 +73,8 @@ from graph_text2cypher import contains_gold
 OUT = Path(__file__).parent / "out"
 ADMIN = Principal("bench", unrestricted=True)
 CONFIGS: dict[str, dict[str, Any]] = {
-    "main": {"fallback_candidates": 0},  # the wave-3 fallback rung, off
+    # the wave-3 fallback rung, off; every question read by the model (before rules-first)
+    "main": {"fallback_candidates": 0, "understand": "model"},
     "new": {},
 }
 MAIN_IF_PRESENT: dict[str, Any] = {

@@ -36,7 +36,10 @@ class GraphSettings(_Section):
         "auto",
         pattern="^(auto|rules|model)$",
         description="Understand questions with the `understand` role (`model`), with rules over "
-        "intent keywords and entity names (`rules`), or the model when bound (`auto`).",
+        "intent keywords and entity names (`rules`), or (`auto`) by the rules when they find a "
+        "template intent whose template captures the whole question, each name aligning to one "
+        "node and no earlier turns, else by the model when bound (one model call fewer on "
+        "such questions).",
     )
     answer: str = Field(
         "auto",

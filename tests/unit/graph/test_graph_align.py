@@ -118,3 +118,16 @@ def test_a_latin_name_touching_chinese_is_a_mention() -> None:
     assert idx.mentions("Ada Stone演过哪些电影？") == ["ada stone"]
     assert idx.mentions("哪些电影有Ada Stone？") == ["ada stone"]
     assert idx.mentions("Is Adastone演员?") == []
+
+
+def test_a_single_latin_letter_names_nothing() -> None:
+    """A query variable ('节点a' in a tugraph question) aligned by keyword to "A Few Good Men"
+    and asked back on a tie with "A League of Their Own" (seen in the embedded run)."""
+    films = [Entity("Movie", t, t) for t in ("A Few Good Men", "A League of Their Own")]
+    emb = CountingEmbedder()
+    idx = EntityIndex([*ENTS, *films], emb, min_cosine=0.0)
+    for mention in ("a", "A", " n ", "ａ"):
+        a = idx.align(mention)
+        assert a.candidates == (), mention
+    assert emb.queries == 0
+    assert idx.align("A Few Good Men").best is not None  # whole titles starting with 'A' still align

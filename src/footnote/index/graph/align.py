@@ -123,6 +123,8 @@ class EntityIndex:
         return self._align(mention, labels, values=True)
 
     def _align(self, mention: str, labels: Sequence[str] | None, values: bool) -> Alignment:
+        if _one_latin_letter(mention):  # a query variable ('节点a'), never a name
+            return Alignment(mention, ())
         kinds = ("value",) if values else ("name", "alias")
         exact = self._cands(self.table.exact(normalise(mention), kinds), labels, values)
         if exact:
@@ -217,6 +219,11 @@ class EntityIndex:
                     if len(found) >= max_mentions:
                         return found
         return found
+
+
+def _one_latin_letter(mention: str) -> bool:
+    m = normalise(mention).strip()
+    return len(m) == 1 and m.isascii() and m.isalpha()
 
 
 _BOUNDARY = re.compile(r"\b|(?<=[^\w\s])|(?=[^\w\s])|(?<=\s)")

@@ -11,7 +11,10 @@ Nothing runs before the guard (parse, read-only, schema, permissions, EXPLAIN) p
 The user's own words are the question throughout (Cypher prompt, answer, display); the
 understanding's rewrite is shown to the Cypher model beside them as a reading, and the names in
 the user's words are aligned even when the understanding dropped them. A question carrying a
-write statement inside a quoted value is refused before any model call.
+write statement inside a quoted value is refused before any model call. With
+`graph.understand = auto` the rules read the question first and the `understand` model is asked
+only when their reading is not enough (`routing.model_needed`: no template intent, a name that
+does not align to one node, a template that would not capture the question, earlier turns).
 In a conversation (`GraphRequest.history`), the understanding is built from the last turns
 and the question, a follow-up carries the previous turn's entities, and the Cypher model sees
 the earlier turns (`conversation`); `turn()` is what the next request's history keeps (each
@@ -93,12 +96,11 @@ from footnote.pipelines.graph.outcome import (
     latin_runs,
 )
 from footnote.pipelines.graph.relax import with_values
-from footnote.pipelines.graph.slots import read_slots, without_spans
+from footnote.pipelines.graph.routing import model_needed, template_fit
 from footnote.pipelines.graph.understand import (
     OTHER,
     GraphUnderstanding,
     said_mentions,
-    template_misfit,
     understand_by_model,
     understand_by_rules,
 )
@@ -253,8 +255,8 @@ class GraphQAPipeline:
         yield Status("understand", "understanding the question")
         run_id = self.trace.run_id
         with self.trace.span("understand", self.deps.settings.understand) as span:
-            u, method = await self._understand(question, run_id, req.history)
-            span.update(method=method, understanding=u.model_dump())
+            u, method, why = await self._understand(question, run_id, req.history)
+            span.update(method=method, understanding=u.model_dump(), model_asked_for=why)
             u, invented = said_mentions(u, question, req.history)
             if invented:  # names the user never said are not aligned (nor made parameters)
                 span["not_in_question"] = invented
@@ -456,28 +458,16 @@ class GraphQAPipeline:
         if u.intent == OTHER:
             o.route, o.route_reason = "generated", ""
             return u
-        intent = self.spec.intents[u.intent]
-        slots = read_slots(question, intent.values, self._allowed, u.intent)
-        if slots.error:
-            o.route, o.route_reason = "template", slots.error
-            self._slot_error = slots.error
+        fit = template_fit(question, u, found, self.spec, self._allowed)
+        if fit.slots.error:
+            o.route, o.route_reason = "template", fit.slots.error
+            self._slot_error = fit.slots.error
             return u
-        mentions = [m.text for m in u.entities] + [a.mention for a in found]
-        mentions += [n for a in found if a.best for n in (a.best.entity.name, a.best.entity.key)]
-        distinct = {(a.best.entity.label, a.best.entity.key) for a in found if a.best}
-        rest = without_spans(question, slots.spans)  # the slots' cues and values are captured
-        why = template_misfit(rest, u.intent, self.spec, mentions, len(distinct), u.constraints)
-        labels = {a.best.entity.label for a in found if a.best}
-        missing = [p for p, lab in intent.params.items() if lab not in labels]
-        if not why and missing:
-            why = f"no entity for the slot(s) {', '.join(missing)}"
-        if not why and slots.missing:
-            why = f"no value for the slot(s) {', '.join(slots.missing)}"
-        if why:
-            o.route, o.route_reason = "generated", f"template {u.intent} skipped: {why}"
+        if fit.why:
+            o.route, o.route_reason = "generated", f"template {u.intent} skipped: {fit.why}"
             return u.model_copy(update={"intent": OTHER})
         o.route, o.route_reason = "template", ""
-        self._values = slots.values
+        self._values = fit.slots.values
         return u
 
     def _allowed(self, slot: ValueSlot) -> list[str]:
@@ -511,18 +501,25 @@ class GraphQAPipeline:
 
     async def _understand(
         self, question: str, run_id: str | None, history: tuple[GraphTurn, ...] = ()
-    ) -> tuple[GraphUnderstanding, str]:
+    ) -> tuple[GraphUnderstanding, str, str]:
+        """The reading, how it was made, and (`auto`) why the model was asked."""
         mode, model = self.deps.settings.understand, self.deps.understand_model
+        rules = understand_by_rules(question, self.spec, self.deps.index, history)
+        why = "earlier turns" if history else "understand = model"
+        if mode == "auto" and not history:  # a template that captures it needs no model
+            why = model_needed(question, rules, self.deps.index, self.spec, self._allowed)
+            if not why:
+                return rules, "rules", ""
         if mode != "rules" and model is not None:
             try:
                 u = await asyncio.to_thread(
                     understand_by_model, model, question, self.spec, run_id=run_id,
                     labels=self.labels, history=history,
                 )  # fmt: skip
-                return u, "model"
+                return u, "model", why
             except ModelError:
                 pass
-        return understand_by_rules(question, self.spec, self.deps.index, history), "rules"
+        return rules, "rules", why
 
     # -- the ladder ------------------------------------------------------------------------
     async def _ladder(
