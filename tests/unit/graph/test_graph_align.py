@@ -130,4 +130,5 @@ def test_a_single_latin_letter_names_nothing() -> None:
         a = idx.align(mention)
         assert a.candidates == (), mention
     assert emb.queries == 0
-    assert idx.align("A Few Good Men").best is not None  # whole titles starting with 'A' still align
+    whole = idx.align("A Few Good Men")  # a title that starts with 'A' still aligns
+    assert whole.best is not None

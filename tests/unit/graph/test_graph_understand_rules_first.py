@@ -67,7 +67,9 @@ def calls(model: RoleModel) -> int:
 async def test_a_question_the_template_captures_skips_the_model(
     films: LadybugGraph, films_index: EntityIndex
 ) -> None:
-    p, understand, events = await ask(films, films_index, "Which films did Ada Stone act in?", "auto")
+    p, understand, events = await ask(
+        films, films_index, "Which films did Ada Stone act in?", "auto"
+    )
     assert calls(understand) == 0
     intent = next(e for e in events if isinstance(e, Intent))
     assert intent.method == "rules" and intent.intent == "person_films"
