@@ -124,12 +124,30 @@ def test_a_superlative_needs_a_query_that_picks_one() -> None:
 async def test_an_unpicked_superlative_is_retried(
     films: LadybugGraph, films_index: EntityIndex
 ) -> None:
-    writer = FakeChatModel([ALL_BORN, EARLIEST])
+    names = "MATCH (p:Person) RETURN p.name AS name"  # no value to pick the earliest by
+    writer = FakeChatModel([names, EARLIEST])
     p = _pipe(films, films_index, writer)
     await _ask(p, "Which person was born earliest?")
     assert p.outcome.status == "answered", p.outcome.reason
     assert p.outcome.rows == [{"name": "Cy Moreau"}]
     assert "without picking one" in writer.calls[1][-1].content
+
+
+async def test_an_unpicked_superlative_is_picked_by_code_and_said(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    """Seen in the embedded run: "Which actor was born earliest?" — the 1.5B model wrote the
+    query without ORDER BY five times, and the question was refused. The rows held the answer:
+    code keeps the row with the earliest year (ties kept) and says so before the answer."""
+    writer = FakeChatModel([ALL_BORN])
+    p = _pipe(films, films_index, writer)
+    await _ask(p, "Which person was born earliest?")
+    o = p.outcome
+    assert o.status == "answered", o.reason
+    assert o.rows == [{"name": "Cy Moreau", "born": 1965}] and len(writer.calls) == 1
+    note, *said = o.sentences
+    assert not note["factual"] and "code kept the 1 with the smallest born (1965)" in note["text"]
+    assert "4 rows" in note["text"] and said and "Cy Moreau" in said[0]["text"]
 
 
 def test_a_request_to_change_the_graph_is_refused_not_answered_around() -> None:

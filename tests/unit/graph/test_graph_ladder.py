@@ -221,7 +221,7 @@ def test_similar_labels_prune_a_question_exact_words_miss() -> None:
 def test_a_property_on_the_wrong_label_is_not_a_gap_of_the_graph(films: LadybugGraph) -> None:
     """Measured on northwind (#19 ladder run): "the graph does not hold the property 'orderDate';
     nearest it holds: orderDate, …" — the graph holds it, on another label; the query was wrong."""
-    from footnote.pipelines.graph.ladder import schema_gap
+    from footnote.pipelines.graph.clarify import schema_gap
 
     spec = films.spec
     assert schema_gap("unknown property p.year", spec) is None  # Film.year exists

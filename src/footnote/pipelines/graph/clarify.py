@@ -28,6 +28,7 @@ under a false-clarification bound).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -351,3 +352,39 @@ def row_words(rows: GraphRows, limit: int = 50) -> list[str]:
     """What a result holds, as text for `missing_property`'s `known`: its columns and the
     values of its first `limit` rows."""
     return [*rows.columns, *(str(v) for r in rows.rows[:limit] for v in r)]
+
+
+_GAPS = (
+    (re.compile(r"unknown property (\w+)\.(\w+)"), "property"),
+    (re.compile(r"unknown property (\w+) on (\w+)"), "property_on"),
+    (re.compile(r"unknown label (\w+)"), "label"),
+    (re.compile(r"unknown relationship type (\w+)"), "relationship"),
+)
+
+
+def schema_gap(error: str, spec: GraphSpec) -> tuple[str, list[str]] | None:
+    """When the last rejection named a schema element the graph lacks: the sentence "the
+    graph does not hold X" and the nearest elements it does hold; else None (also when the
+    property exists on another label: the query was wrong, the graph is not)."""
+    props = sorted({p for n in spec.nodes.values() for p in n.properties}
+                   | {p for r in spec.relationships.values() for p in r.properties})  # fmt: skip
+    found = [(m, kind) for pattern, kind in _GAPS if (m := pattern.search(error))]
+    for m, kind in sorted(found, key=lambda f: f[0].start())[:1]:  # the first reason given
+        if kind in ("property", "property_on") and m.group(2 if kind == "property" else 1) in props:
+            return None  # the graph holds it, on another label: a wrong query, not a gap
+        if kind == "property":
+            what, pool = m.group(2), props
+        elif kind == "property_on":
+            label = m.group(2)
+            what = m.group(1)
+            pool = sorted(spec.nodes[label].properties) if label in spec.nodes else props
+        elif kind == "label":
+            what, pool = m.group(1), sorted(spec.nodes)
+        else:
+            what, pool = m.group(1), sorted(spec.relationships)
+        near = difflib.get_close_matches(what, pool, n=3, cutoff=0.5) or pool[:3]
+        noun = {"label": "nodes labelled", "relationship": "relationships of type"}.get(
+            kind, "the property"
+        )
+        return f"the graph does not hold {noun} {what!r}; nearest it holds: {', '.join(near)}", near
+    return None

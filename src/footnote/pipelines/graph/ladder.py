@@ -32,13 +32,12 @@ logged and given to the model's retry.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import logging
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from footnote.config import GraphSettings
@@ -57,6 +56,7 @@ from footnote.pipelines.graph.context import (
 )
 from footnote.pipelines.graph.cypher import cypher_messages, extract_cypher, param_names
 from footnote.pipelines.graph.directions import along_schema
+from footnote.pipelines.graph.picked import pick_extreme
 from footnote.pipelines.graph.relax import (
     Aligner,
     as_stored,
@@ -109,6 +109,8 @@ class Ran:
     """What the relaxation rung relaxed (in words); "" for a query as written."""
     original: str = ""
     """For a relaxed run: the query as written (values shown), which matched nothing."""
+    picked: str = ""
+    """What code picked from the rows for a superlative the query did not pick (in words)."""
 
 
 @dataclass
@@ -388,7 +390,11 @@ class CypherLadder:
         `_empty` and tries the relaxations (`as_stored`, then `loosened`): the first relaxed
         run that matches joins `ran` instead."""
         if not matched_nothing(got.rows, got.cypher):
-            if why := misfit(self._question, got.shown or got.cypher, got.rows, self.store.spec):
+            text = got.shown or got.cypher
+            if why := misfit(self._question, text, got.rows, self.store.spec):
+                if pick := self._picked(got, text):  # the rows held it: code picks, and says so
+                    ran.append(pick)
+                    return
                 self._misfit.append((got, why))  # rows of another kind: the next rung, with why
                 self.trace.add("misfit", got.source, {"reason": why}, time.time(), 0.0)
             else:
@@ -415,6 +421,14 @@ class CypherLadder:
             if kept:
                 break
         self._last, self.result.error, self.result.failure = saved  # what the model sees
+
+    def _picked(self, got: Ran, text: str) -> Ran | None:
+        """`got` with the rows a superlative asks for, picked by code (`picked`), or None."""
+        pick = pick_extreme(self._question, text, got.rows)
+        if pick is None or misfit(self._question, text, pick.rows, self.store.spec):
+            return None
+        self.trace.add("picked", got.source, {"how": pick.how}, time.time(), 0.0)
+        return replace(got, rows=pick.rows, picked=pick.how)
 
     def _why(self, got: Ran) -> str:
         """Why a run that ran was not kept: its rows are not of the kind asked, or empty."""
@@ -554,39 +568,3 @@ class CypherLadder:
         return GraphRows(
             rows.columns, (*got.rows[:k], *tied), False, rows.seconds, (*rows.notes, note)
         )
-
-
-_GAPS = (
-    (re.compile(r"unknown property (\w+)\.(\w+)"), "property"),
-    (re.compile(r"unknown property (\w+) on (\w+)"), "property_on"),
-    (re.compile(r"unknown label (\w+)"), "label"),
-    (re.compile(r"unknown relationship type (\w+)"), "relationship"),
-)
-
-
-def schema_gap(error: str, spec: GraphSpec) -> tuple[str, list[str]] | None:
-    """When the last rejection named a schema element the graph lacks: the sentence "the
-    graph does not hold X" and the nearest elements it does hold; else None (also when the
-    property exists on another label: the query was wrong, the graph is not)."""
-    props = sorted({p for n in spec.nodes.values() for p in n.properties}
-                   | {p for r in spec.relationships.values() for p in r.properties})  # fmt: skip
-    found = [(m, kind) for pattern, kind in _GAPS if (m := pattern.search(error))]
-    for m, kind in sorted(found, key=lambda f: f[0].start())[:1]:  # the first reason given
-        if kind in ("property", "property_on") and m.group(2 if kind == "property" else 1) in props:
-            return None  # the graph holds it, on another label: a wrong query, not a gap
-        if kind == "property":
-            what, pool = m.group(2), props
-        elif kind == "property_on":
-            label = m.group(2)
-            what = m.group(1)
-            pool = sorted(spec.nodes[label].properties) if label in spec.nodes else props
-        elif kind == "label":
-            what, pool = m.group(1), sorted(spec.nodes)
-        else:
-            what, pool = m.group(1), sorted(spec.relationships)
-        near = difflib.get_close_matches(what, pool, n=3, cutoff=0.5) or pool[:3]
-        noun = {"label": "nodes labelled", "relationship": "relationships of type"}.get(
-            kind, "the property"
-        )
-        return f"the graph does not hold {noun} {what!r}; nearest it holds: {', '.join(near)}", near
-    return None

@@ -65,6 +65,8 @@ class GraphOutcome:
     """The last clarification decision: its score, whether it asked, its signals."""
     relaxed: str = ""
     """What the relaxation rung relaxed when the answer's query is a relaxed one."""
+    picked: str = ""
+    """What code picked from the query's rows for a superlative the query did not pick."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict."""

@@ -71,6 +71,7 @@ from footnote.pipelines.graph.clarify import (
     missing_property,
     reading_signals,
     row_words,
+    schema_gap,
 )
 from footnote.pipelines.graph.context import ExampleRetriever
 from footnote.pipelines.graph.conversation import (
@@ -84,7 +85,6 @@ from footnote.pipelines.graph.ladder import (
     LadderResult,
     Ran,
     matched_nothing,
-    schema_gap,
 )
 from footnote.pipelines.graph.outcome import (
     ANSWER_STATUS,
@@ -393,9 +393,9 @@ class GraphQAPipeline:
             )
             return
         self._sentences = composed.sentences
-        if o.relaxed:  # the answer is to a relaxed query: said before it
+        if o.relaxed or o.picked:  # the answer is to a relaxed query, or rows code picked
             note = f"No rows for this query: {self._original}; relaxed: {o.relaxed}."
-            note = note.replace("\n", " ")
+            note = f"{o.picked}." if o.picked else note.replace("\n", " ")
             self._sentences = (Sentence(note, factual=False), *composed.sentences)
         self._support = o.support = round(composed.verdict.support, 4)
         o.sentences = [
@@ -565,6 +565,7 @@ class GraphQAPipeline:
         self._shown = c.shown or c.cypher
         o.rows = c.rows.as_dicts()
         o.relaxed, self._original, self._offer = c.relaxed, c.original, res.offer
+        o.picked = c.picked
         known = "\n".join(row_words(c.rows))
         if not res.unsure and self._asks_back(self._decide(question, known, res)):
             yield from_rows(c.rows)
