@@ -142,3 +142,15 @@ def test_the_keyword_lookup_reads_only_a_covering_index(tmp_path: Path) -> None:
     assert table.with_tokens(["stone", "ada"]) == set(table.exact("ada stone"))
     assert len(table.with_tokens(["stone"])) == 2 and table.with_tokens(["stone", "kim"]) == set()
     table.close()
+
+
+def test_a_short_chinese_name_has_no_near_sound_matches() -> None:
+    """Seen in the embedded run: "凯文演过哪些电影？" asked back "'凯文' could mean the person Ian
+    McKellen or the person Rick Yune" — the two-class key of 凯文 (K, H) is one deletion away
+    from every one-class key, so Hoffa, Unforgiven and Ian McKellen 'sounded like' Kevin."""
+    names = ("Hoffa", "Rick Yune", "Ian McKellen", "Unforgiven", "Kevin Bacon", "Meg Ryan")
+    idx = EntityIndex([Entity("Person", n, n) for n in names], None)
+    a = idx.align("凯文")
+    assert not {c.entity.key for c in a.candidates} & {"Hoffa", "Rick Yune", "Ian McKellen",
+                                                       "Unforgiven"}  # fmt: skip
+    assert idx.align("梅格·瑞恩").best.entity.key == "Meg Ryan"  # type: ignore[union-attr]

@@ -29,6 +29,8 @@ from footnote.textnorm import CJK_RE, normalise, tokens
 
 TRANSLIT_EXACT = 0.9
 """Score of a transliteration whose sound key matches exactly."""
+_NEAR_MIN_CLASSES = 3
+"""Sound classes a key needs before a one-class difference is tolerated (凯文 is K, H)."""
 TRANSLIT_NEAR = 0.8
 """Score of one within one consonant class."""
 VALUE_MAX_CHARS = 60
@@ -157,6 +159,8 @@ class EntityIndex:
         key = han_key(mention) if CJK_RE.search(mention) else ""
         if not key or ("|" not in key and len(key) < 2):
             return Alignment(mention, ())
+        # one class off a key of two is a key of one: every short name would sound alike
+        near = near and len(key.replace("|", "")) >= _NEAR_MIN_CLASSES
         for kinds, probes, score in (
             (("translit",), [key], TRANSLIT_EXACT),
             (("translit", "translit1"), [key, *deletes(key)], TRANSLIT_NEAR),

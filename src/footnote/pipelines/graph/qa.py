@@ -502,24 +502,24 @@ class GraphQAPipeline:
     async def _understand(
         self, question: str, run_id: str | None, history: tuple[GraphTurn, ...] = ()
     ) -> tuple[GraphUnderstanding, str, str]:
-        """The reading, how it was made, and (`auto`) why the model was asked."""
+        """The reading, how it was made, and why the model was asked ("" when it was not)."""
         mode, model = self.deps.settings.understand, self.deps.understand_model
         rules = understand_by_rules(question, self.spec, self.deps.index, history)
+        if mode == "rules" or model is None:
+            return rules, "rules", ""
         why = "earlier turns" if history else "understand = model"
         if mode == "auto" and not history:  # a template that captures it needs no model
             why = model_needed(question, rules, self.deps.index, self.spec, self._allowed)
             if not why:
                 return rules, "rules", ""
-        if mode != "rules" and model is not None:
-            try:
-                u = await asyncio.to_thread(
-                    understand_by_model, model, question, self.spec, run_id=run_id,
-                    labels=self.labels, history=history,
-                )  # fmt: skip
-                return u, "model", why
-            except ModelError:
-                pass
-        return rules, "rules", why
+        try:
+            u = await asyncio.to_thread(
+                understand_by_model, model, question, self.spec, run_id=run_id,
+                labels=self.labels, history=history,
+            )  # fmt: skip
+            return u, "model", why
+        except ModelError:
+            return rules, "rules", why
 
     # -- the ladder ------------------------------------------------------------------------
     async def _ladder(
