@@ -45,6 +45,9 @@ def test_what_a_question_asks_for(films: LadybugGraph) -> None:
     assert entity_asked("Which actor was born earliest?", spec) == "actor"
     assert entity_asked("Which supplier supplies Konbu?", NORTHWIND) == "supplier"
     assert entity_asked("谁导演了红河？", spec) == "person"
+    # the thing is a word, not the next three characters (seen: "asks for a 国家拍")
+    assert entity_asked("黑客帝国是在哪个国家拍摄的？", spec) == "国家"
+    assert entity_asked("哪部电影的演员最多？", spec) == "电影"
     for value_question in (
         "Which year was Blue Lake released?",
         "What is the price of Konbu?",

@@ -14,6 +14,7 @@ from typing import Any
 
 from footnote.pipelines.graph.understand import SUPERLATIVE_EN, SUPERLATIVE_ZH
 from footnote.store.graph.base import GraphRows, GraphSpec
+from footnote.textnorm import jieba_segmenter
 from footnote.verify.cypher.guard import write_in_value
 from footnote.verify.graph_answer import value_text
 
@@ -67,7 +68,8 @@ def entity_asked(question: str, spec: GraphSpec) -> str:
     if m := _WHICH_ZH.search(question):
         if m["noun"].startswith(_QUANTITY_ZH):
             return ""
-        return m["noun"]
+        first = next(iter(jieba_segmenter().cut(question[m.start("noun") :])), "")
+        return first if first and m["noun"].startswith(first) else m["noun"]  # a word
     return ""
 
 
