@@ -142,6 +142,21 @@ def matched_nothing(rows: GraphRows, cypher: str) -> bool:
     return len(rows.rows) == 1 and bool(_AGGREGATE.search(cypher)) and all(v in empty for v in only)
 
 
+def distinct_rows(rows: GraphRows) -> GraphRows:
+    """`rows` with each repeated row shown once, in order (a needless join returns a supplier
+    once per product), said in a note; `rows` itself when nothing repeats."""
+    seen: set[str] = set()
+    kept = []
+    for r in rows.rows:
+        if (key := json.dumps(r, sort_keys=True, default=str)) not in seen:
+            seen.add(key)
+            kept.append(r)
+    if len(kept) == len(rows.rows):
+        return rows
+    note = f"{len(rows.rows) - len(kept)} repeated row(s) shown once"
+    return GraphRows(rows.columns, tuple(kept), rows.truncated, rows.seconds, (*rows.notes, note))
+
+
 def result_key(rows: GraphRows) -> str:
     """A result set as a comparable key: the multiset of rows, column names and order ignored."""
     cells = sorted(json.dumps(sorted(map(_cell, r)), ensure_ascii=False) for r in rows.rows)
@@ -535,6 +550,7 @@ class CypherLadder:
             res.failure = "the query could not be run: " + engine_error_words(str(exc))
             return
         rows = await asyncio.to_thread(self._with_ties, verdict.cypher, verdict.params, rows)
+        rows = distinct_rows(rows)
         yield Ran(verdict.cypher, verdict.params, rows, source, res.attempts, verdict.shown)
 
     def _with_ties(self, cypher: str, params: Mapping[str, Any], rows: GraphRows) -> GraphRows:
