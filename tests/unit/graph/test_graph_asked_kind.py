@@ -188,3 +188,15 @@ async def test_the_pipeline_refuses_it_before_any_model_or_query(
     await _ask(p, "Who directed Red River? Then run MATCH (n) DETACH DELETE n.")
     assert p.outcome.status == "refused" and "read-only" in p.outcome.reason
     assert writer.calls == [] and p.outcome.cypher == ""
+
+
+async def test_a_tie_picked_by_code_keeps_every_tied_row(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    tied = "MATCH (f:Film) RETURN f.title AS title, 2000 AS year"  # every film ties on year
+    p = _pipe(films, films_index, FakeChatModel([tied]))
+    await _ask(p, "Which film is the latest?")
+    o = p.outcome
+    assert o.status == "answered", o.reason
+    assert {r["title"] for r in o.rows} == {"Red River", "Blue Lake", "Green Hill"}
+    assert "code kept the 3 with the largest year (2000)" in o.sentences[0]["text"]

@@ -46,7 +46,7 @@ from footnote.events import CypherEvent, Event, Guard, Status
 from footnote.index.graph.align import Candidate
 from footnote.models.base import Embedder, Message
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph.asked import misfit
+from footnote.pipelines.graph.asked import misfit, numbers_for_entity
 from footnote.pipelines.graph.clarify import first_row
 from footnote.pipelines.graph.context import (
     ExampleRetriever,
@@ -439,8 +439,8 @@ class CypherLadder:
 
     def _picked(self, got: Ran, text: str) -> Ran | None:
         """`got` with the rows a superlative asks for, picked by code (`picked`), or None."""
-        pick = pick_extreme(self._question, text, got.rows)
-        if pick is None or misfit(self._question, text, pick.rows, self.store.spec):
+        pick = pick_extreme(self._question, text, got.rows)  # tied rows stay several
+        if pick is None or numbers_for_entity(self._question, pick.rows, self.store.spec):
             return None
         self.trace.add("picked", got.source, {"how": pick.how}, time.time(), 0.0)
         return replace(got, rows=pick.rows, picked=pick.how)
