@@ -394,8 +394,8 @@ class GraphQAPipeline:
             return
         self._sentences = composed.sentences
         if o.relaxed or o.picked:  # the answer is to a relaxed query, or rows code picked
-            note = f"No rows for this query: {self._original}; relaxed: {o.relaxed}."
-            note = f"{o.picked}." if o.picked else note.replace("\n", " ")
+            relaxed = f"No rows for this query: {self._original}; relaxed: {o.relaxed}."
+            note = f"{o.picked}." if o.picked else relaxed.replace("\n", " ")
             self._sentences = (Sentence(note, factual=False), *composed.sentences)
         self._support = o.support = round(composed.verdict.support, 4)
         o.sentences = [
