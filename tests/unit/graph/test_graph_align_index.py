@@ -154,3 +154,24 @@ def test_a_short_chinese_name_has_no_near_sound_matches() -> None:
     assert not {c.entity.key for c in a.candidates} & {"Hoffa", "Rick Yune", "Ian McKellen",
                                                        "Unforgiven"}  # fmt: skip
     assert idx.align("梅格·瑞恩").best.entity.key == "Meg Ryan"  # type: ignore[union-attr]
+
+
+def test_a_one_part_chinese_name_reaches_each_latin_name_with_that_part() -> None:
+    """Seen in the embedded run (gd-060): "凯文演过哪些电影？" should ask back between Kevin Bacon
+    and Kevin Pollak; after near matches needed three classes it aligned to nothing. A Chinese
+    rendering of a given name or a surname alone (凯文, 汉克斯) meets the names holding that part,
+    on an exact sound key: several are ambiguous (the pipeline asks back), one is the answer."""
+    names = ("Kevin Bacon", "Kevin Pollak", "Tom Hanks", "Hoffa", "Ian McKellen", "Ada Keys")
+    idx = EntityIndex([Entity("Person", n, n) for n in names], None)
+    a = idx.align("凯文")
+    assert {c.entity.key for c in a.candidates} == {"Kevin Bacon", "Kevin Pollak"}
+    assert a.ambiguous and a.candidates[0].method == "transliteration"
+    hanks = idx.align("汉克斯")
+    assert hanks.best is not None and hanks.best.entity.key == "Tom Hanks"
+    assert not hanks.ambiguous
+    assert hanks.best.score < idx.align("汤姆·汉克斯").best.score  # type: ignore[union-attr]
+    assert idx.align("霍法").best.entity.key == "Hoffa"  # type: ignore[union-attr]
+    assert idx.align("李").best is None  # one class names nothing
+    # 公司 ("company") sounds K-S like Keys, but is no name said alone
+    assert idx.align("凯斯").best.entity.key == "Ada Keys"  # type: ignore[union-attr]
+    assert idx.align("公司").best is None

@@ -2,8 +2,9 @@
 
 `<graph>/align/aliases.sqlite` holds one row per aligned thing (`entity`: a named node, or a
 distinct short string value of a property) and its alias rows (`alias`: the name, declared
-aliases, spec aliases, transliteration keys and their one-deletion neighbours, each with
-its kind), plus a word-token table for keyword lookup; every lookup is an indexed query.
+aliases, spec aliases, transliteration keys, their one-deletion neighbours and the keys of
+a name's parts, each with its kind), plus a word-token table for keyword lookup; every
+lookup is an indexed query.
 `<graph>/align/vectors-<embedder>.usearch` is the HNSW index (usearch) of the entity
 names, keyed by the entity's stable id; it records the table generation it reflects and
 is synced (new ids embedded, gone ids removed) when that changes — after an import, never
@@ -116,6 +117,10 @@ class AliasTable:
                 if sound:
                     aliases.append((sound, i, "translit"))
                     aliases += [(d, i, "translit1") for d in deletes(sound)]
+                    parts = sound.split("|")
+                    if len(parts) > 1:  # a given name or a surname said alone (凯文, 汉克斯)
+                        aliases += [(p, i, "translit_part") for p in dict.fromkeys(parts)
+                                    if len(p) >= 2]  # fmt: skip
             for label, prop, value in values:
                 i = stable_id(label, prop, value)
                 if i not in ents:

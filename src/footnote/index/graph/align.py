@@ -3,7 +3,8 @@
 1. exact: normalised (NFKC, case, width) names and aliases in the alias table;
 2. keyword: every token of the mention occurs in the name ("Hanks" → Tom Hanks);
 3. transliteration: a Chinese rendering meets a Latin name on its sound key
-   ("朗·霍华德" → Ron Howard; `translit`);
+   ("朗·霍华德" → Ron Howard; `translit`), or a part of one said alone ("凯文" → Kevin Bacon
+   or Kevin Pollak);
 4. vector: only when all fail, HNSW over name embeddings (multilingual e5).
 Two candidates with close scores make the alignment ambiguous: the pipeline asks back.
 The alias table and the HNSW file live beside the graph (`aliases`), built at import
@@ -22,7 +23,7 @@ from typing import Any
 from footnote.config import GraphSettings
 from footnote.config.graph import alignment_thresholds
 from footnote.index.graph.aliases import TABLE_FILE, AliasTable, NameVectors, Row
-from footnote.index.graph.translit import deletes, han_key, han_names
+from footnote.index.graph.translit import deletes, han_key, han_names, transliteration_like
 from footnote.models.base import Embedder, Vectors
 from footnote.store.graph.base import GraphStore
 from footnote.textnorm import CJK_RE, normalise, tokens
@@ -33,6 +34,8 @@ _NEAR_MIN_CLASSES = 3
 """Sound classes a key needs before a one-class difference is tolerated (凯文 is K, H)."""
 TRANSLIT_NEAR = 0.8
 """Score of one within one consonant class."""
+TRANSLIT_PART = 0.8
+"""Score of a one-part rendering (凯文, 汉克斯) whose key is one part of a longer name."""
 VALUE_MAX_CHARS = 60
 """Longer string values (taglines, descriptions) are text, not values to align."""
 VALUES_PER_PROPERTY = 100_000
@@ -154,17 +157,21 @@ class EntityIndex:
     def _transliterated(
         self, mention: str, labels: Sequence[str] | None, near: bool = True
     ) -> Alignment:
-        """A Chinese rendering of a Latin name, by sound key: one exact key match, or one
-        match within one class (`translit1`); several are ambiguous."""
+        """A Chinese rendering of a Latin name, by sound key: one exact key match; else, for a
+        one-part rendering (凯文, 汉克斯), the names holding that part; else one match within
+        one class (`translit1`). Several are ambiguous."""
         key = han_key(mention) if CJK_RE.search(mention) else ""
         if not key or ("|" not in key and len(key) < 2):
             return Alignment(mention, ())
+        tiers: list[tuple[tuple[str, ...], list[str], float]] = [
+            (("translit",), [key], TRANSLIT_EXACT)
+        ]
+        if "|" not in key and transliteration_like(mention):
+            tiers.append((("translit_part",), [key], TRANSLIT_PART))
         # one class off a key of two is a key of one: every short name would sound alike
-        near = near and len(key.replace("|", "")) >= _NEAR_MIN_CLASSES
-        for kinds, probes, score in (
-            (("translit",), [key], TRANSLIT_EXACT),
-            (("translit", "translit1"), [key, *deletes(key)], TRANSLIT_NEAR),
-        )[: 2 if near else 1]:
+        if near and len(key.replace("|", "")) >= _NEAR_MIN_CLASSES:
+            tiers.append((("translit", "translit1"), [key, *deletes(key)], TRANSLIT_NEAR))
+        for kinds, probes, score in tiers:
             hits = self._cands([i for _, i in self.table.lookup(probes, kinds)], labels)
             if hits:
                 cands = tuple(Candidate(_entity(r), score, "transliteration") for r in hits[:5])

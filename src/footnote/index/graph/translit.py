@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from footnote.textnorm import CJK_IDEOGRAPHS
+from footnote.textnorm import CJK_IDEOGRAPHS, CJK_RE
 
 _VOWELS = frozenset("aeiouy")
 _DIGRAPHS = (
@@ -28,6 +28,16 @@ _PINYIN = {"b": "B", "p": "B", "m": "M", "f": "F", "d": "D", "t": "D", "n": "N",
            "g": "K", "k": "K", "h": "H", "j": "K", "q": "K", "x": "S", "zh": "K", "ch": "K",
            "sh": "S", "r": "L", "z": "S", "c": "S", "s": "S", "w": "H"}  # fmt: skip
 _SEPARATORS = "·・•‧\\-－"
+# the characters Chinese spells foreign names with (after the Xinhua name-transliteration
+# tables): a word outside them (公司, 产品) is not a name said alone, whatever its key
+TRANSLIT_CHARS = frozenset(
+    "阿埃艾爱安昂奥澳巴拜班邦保鲍贝本比彼毕碧宾波伯博布查达戴丹道德得登迪蒂丁东杜敦多厄恩尔"
+    "法凡范菲费芬丰冯佛弗伏福富盖甘冈高戈哥格根古瓜圭哈海汉豪赫黑亨洪胡华怀惠霍基吉加佳贾坚杰"
+    "金津晶卡凯坎康考柯科克肯库夸奎昆拉莱赖兰朗劳勒雷蕾里理利莉丽连列林琳玲隆卢鲁路伦罗洛吕"
+    "马玛迈麦曼芒梅美门蒙孟米密缪摩莫默姆穆纳娜奈南楠内妮尼纽努诺欧帕派潘庞佩彭皮珀普齐奇恰"
+    "乔琼丘萨塞赛桑瑟森沙莎山尚绍舍申什施史舒斯松苏索塔泰坦汤唐特滕提汀廷通图托瓦万旺威韦维"
+    "温文沃乌伍西希锡席谢辛欣休雅亚扬耶伊因英尤于约泽扎詹朱卓兹琴茨佐"
+)
 _HAN_NAME = re.compile(f"[{CJK_IDEOGRAPHS}]+(?:[{_SEPARATORS}][{CJK_IDEOGRAPHS}]+)+")
 
 
@@ -91,6 +101,12 @@ def han_key(text: str) -> str:
         initials = [s[0] for s in pinyin(part, style=Style.INITIALS, strict=False)]
         out.append("".join(_PINYIN.get(i, "") for i in initials))
     return "|".join(p for p in out if p)
+
+
+def transliteration_like(text: str) -> bool:
+    """Every Han character of `text` is one Chinese spells foreign names with (凯文, 汉克斯)."""
+    han = CJK_RE.findall(text)
+    return bool(han) and all(ch in TRANSLIT_CHARS for ch in han)
 
 
 def deletes(key: str) -> set[str]:

@@ -56,6 +56,7 @@ from footnote.pipelines.graph.context import (
 )
 from footnote.pipelines.graph.cypher import cypher_messages, extract_cypher, param_names
 from footnote.pipelines.graph.directions import along_schema
+from footnote.pipelines.graph.literals import literal_params
 from footnote.pipelines.graph.picked import pick_extreme
 from footnote.pipelines.graph.relax import (
     Aligner,
@@ -523,6 +524,11 @@ class CypherLadder:
         cypher, turned = along_schema(cypher, self.store.spec)
         if turned:  # an arrow against the schema matches nothing: the relationship was meant
             self.trace.add("directions", source, {"turned": turned}, time.time(), 0.0)
+        if source not in ("template", "relaxed") and (
+            bound := literal_params(cypher, params, self._question)
+        ):  # a value the user typed, lifted by the model into a parameter of its own
+            params = {**params, **bound}
+            self.trace.add("literals", source, {"bound": bound}, time.time(), 0.0)
         self._last = cypher
         yield CypherEvent(cypher, dict(params), source=source, attempt=res.attempts)
         with self.trace.span("guard", source, cypher=cypher, attempt=res.attempts) as span:
