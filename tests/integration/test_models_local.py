@@ -79,3 +79,34 @@ def test_e5_zh_en_retrieval() -> None:
         assert int(np.argmax(P @ e5.embed_query(q))) == i
     Z = e5.embed_passages(["巴黎约有210万居民。", "长城全长两万多公里。"])
     assert int(np.argmax(Z @ e5.embed_query("How many people live in Paris?"))) == 0
+
+
+def test_a_prompt_that_starts_like_an_earlier_one_evaluates_only_its_tail() -> None:
+    """`models.prefix_cache_mb`: with another role's call in between (llama.cpp alone reuses
+    only the previous call's prefix), a prompt sharing a long system prompt with an earlier
+    one restores that state and evaluates only its tail; off, it evaluates all of it. The
+    reply is the same computation either way."""
+    path = local_gguf("qwen2.5-coder-1.5b")
+    schema = "\n".join(
+        f"- node Label{i}: name STRING, born INT64, code{i} STRING" for i in range(40)
+    )
+    system = Message("system", "You answer questions about this graph schema.\n" + schema)
+    other = [Message("system", "You are a judge."), Message("user", "Is the sky green? yes/no")]
+
+    def ask(model: LlamaCppChatModel, question: str) -> str:
+        return model.complete([system, Message("user", question)], max_tokens=6).text
+
+    seen: dict[int, tuple[int, str]] = {}
+    for mb in (64, 0):
+        model = LlamaCppChatModel("qwen2.5-coder-1.5b", model_path=path, n_ctx=2048,
+                                  prefix_cache_mb=mb)  # fmt: skip
+        ask(model, "Which label has code7? Reply with the label only.")
+        model.complete(other, max_tokens=2)
+        before = model.evaluated_tokens()
+        text = ask(model, "Which label has code12? Reply with the label only.")
+        seen[mb] = (model.evaluated_tokens() - before, text)
+    prompt = LlamaCppChatModel("qwen2.5-coder-1.5b", model_path=path).count_tokens(schema)
+    assert prompt > 400
+    assert seen[0][0] > prompt  # off: the whole system prompt again
+    assert seen[64][0] < 40  # on: the question's tail and the reply
+    assert seen[64][1] == seen[0][1]

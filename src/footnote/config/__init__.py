@@ -107,6 +107,13 @@ class ModelSettings(_Section):
     )
     n_threads: int = Field(0, ge=0, description="CPU threads for local models (0: all cores).")
     n_ctx: int = Field(8192, ge=512, description="Context window for the local generative model.")
+    prefix_cache_mb: int = Field(
+        512,
+        ge=0,
+        description="MB of recent prompt states the local generative model keeps, so a prompt "
+        "that starts like an earlier one (the roles' system prompts) evaluates only its new tail "
+        "(0: off; llama.cpp then reuses only the previous call's prefix).",
+    )
     allow_local_reroute: bool = Field(
         False,
         description="When labelled text may not reach a role's external model, use the local model "

@@ -34,6 +34,7 @@ def make_chat_model(binding: ModelBinding, settings: ModelSettings) -> ChatModel
             model_path=path,
             n_ctx=settings.n_ctx,
             n_threads=settings.n_threads,
+            prefix_cache_mb=settings.prefix_cache_mb,
         )
     if url.startswith("local:"):
         from footnote.models.llamacpp import LlamaCppChatModel
@@ -43,6 +44,7 @@ def make_chat_model(binding: ModelBinding, settings: ModelSettings) -> ChatModel
             cache_dir=default_cache_dir(settings.cache_dir),
             n_ctx=settings.n_ctx,
             n_threads=settings.n_threads,
+            prefix_cache_mb=settings.prefix_cache_mb,
         )
     if url.startswith(("openai+http://", "openai+https://")):
         from footnote.models.openai_compat import OpenAICompatChatModel

@@ -5,10 +5,19 @@ template comes from the GGUF metadata. JSON schemas are enforced with a grammar;
 are emulated with a schema'd `{"tool", "arguments"} | {"final"}` reply (see `jsontext`).
 Top log-probabilities are read from the raw logits of each generated step, which avoids
 `logits_all=True` (that would allocate n_ctx x vocab floats, ~5 GB at n_ctx 8192).
+
+Prompt processing is most of a call's time on a CPU (a 900-token system prompt takes 10-20 s
+on 2 cores), and the roles' system prompts repeat from question to question while the calls
+between them differ (understand, Cypher, compose, judge take turns). llama.cpp reuses only
+the last call's prefix; the prefix-state cache (`models.prefix_cache_mb`) keeps the states of
+recent prompts (their KV cells, never the logits) and restores the one sharing the longest
+prefix, so only the differing tail is evaluated. The output is the same computation.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import json
 import math
 import os
@@ -31,7 +40,7 @@ INSTALL_HINT = (
     "pip wheel --no-deps llama-cpp-python==0.3.36)"
 )
 
-_REGISTRY: dict[tuple[str, int, int, bool], tuple[Any, threading.Lock]] = {}
+_REGISTRY: dict[tuple[str, int, int, bool, int], tuple[Any, threading.Lock]] = {}
 _REGISTRY_LOCK = threading.Lock()
 
 
@@ -44,17 +53,18 @@ def _llama_module() -> Any:
 
 
 def shared_llama(
-    path: Path, n_ctx: int, n_threads: int, vocab_only: bool = False
+    path: Path, n_ctx: int, n_threads: int, vocab_only: bool = False, prefix_cache_mb: int = 0
 ) -> tuple[Any, threading.Lock]:
-    """The process-wide `Llama` for these parameters, and the lock that serialises its calls."""
-    key = (str(path), n_ctx, n_threads, vocab_only)
+    """The process-wide `Llama` for these parameters, and the lock that serialises its calls;
+    `prefix_cache_mb` > 0 keeps that many MB of recent prompt states (`PrefixStateLlama`)."""
+    key = (str(path), n_ctx, n_threads, vocab_only, prefix_cache_mb)
     with _REGISTRY_LOCK:
         hit = _REGISTRY.get(key)
         if hit is not None:
             return hit
         llama_cpp = _llama_module()
         try:
-            llm = llama_cpp.Llama(
+            llm = _prefix_state_llama()(
                 model_path=str(path),
                 n_ctx=n_ctx,
                 n_threads=n_threads,
@@ -64,9 +74,57 @@ def shared_llama(
             )
         except Exception as exc:
             raise ModelError(f"llama.cpp could not load {path}: {exc}") from exc
+        if prefix_cache_mb > 0 and not vocab_only:
+            llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=prefix_cache_mb << 20))
         entry = (llm, threading.Lock())
         _REGISTRY[key] = entry
         return entry
+
+
+@functools.cache
+def _prefix_state_llama() -> Any:
+    """`llama_cpp.Llama` whose saved states hold the KV cells and token ids but not the logits
+    rows (the stock `save_state` copies n_batch x vocab floats, 311 MB for Qwen, which the
+    cache's capacity does not count), and which counts the tokens it evaluates."""
+    llama_cpp = _llama_module()
+
+    class PrefixStateLlama(llama_cpp.Llama):  # type: ignore[misc,name-defined]
+        evaluated = 0
+        """Prompt and generated tokens run through the model (restored prefixes are not)."""
+
+        def eval(self, tokens: Sequence[int]) -> None:
+            self.evaluated += len(tokens)
+            super().eval(tokens)
+
+        def save_state(self) -> Any:
+            size = llama_cpp.llama_state_get_size(self._ctx.ctx)
+            buf = (ctypes.c_uint8 * int(size))()
+            n = int(llama_cpp.llama_state_get_data(self._ctx.ctx, buf, size))
+            if n > int(size):
+                raise RuntimeError("llama.cpp wrote more state than it asked for")
+            return llama_cpp.LlamaState(
+                scores=np.empty((0, self.n_vocab()), dtype=np.single),
+                input_ids=self.input_ids[: self.n_tokens].copy(),
+                n_tokens=self.n_tokens,
+                llama_state=bytes(buf)[:n],
+                llama_state_size=n,
+                seed=self._seed,
+            )
+
+        def load_state(self, state: Any) -> None:
+            # sampling reads the context's logits, and `generate` evaluates at least the last
+            # prompt token after a restore (`_requires_eval`), so no logits rows are needed
+            self.input_ids[: state.n_tokens] = state.input_ids
+            self.n_tokens = state.n_tokens
+            self._requires_eval = True
+            self._seed = state.seed
+            buf = (ctypes.c_uint8 * state.llama_state_size).from_buffer_copy(state.llama_state)
+            if llama_cpp.llama_state_set_data(self._ctx.ctx, buf, state.llama_state_size) != (
+                state.llama_state_size
+            ):
+                raise RuntimeError("llama.cpp could not restore a saved state")
+
+    return PrefixStateLlama
 
 
 class _LogprobCapture:
@@ -111,8 +169,10 @@ class LlamaCppChatModel:
         n_ctx: int = 8192,
         n_threads: int = 0,
         model_path: Path | None = None,
+        prefix_cache_mb: int = 0,
     ) -> None:
         self.model = model
+        self.prefix_cache_mb = prefix_cache_mb
         self.name = f"local:{model}"
         self.cache_dir = cache_dir
         self.n_ctx = n_ctx
@@ -127,7 +187,16 @@ class LlamaCppChatModel:
 
     def _llm(self) -> tuple[Any, threading.Lock]:
         _llama_module()
-        return shared_llama(self.path(), self.n_ctx, self.n_threads)
+        return shared_llama(
+            self.path(), self.n_ctx, self.n_threads, prefix_cache_mb=self.prefix_cache_mb
+        )
+
+    def evaluated_tokens(self) -> int:
+        """Tokens this model's llama.cpp instance has evaluated (0 before it is loaded)."""
+        key = (str(self.path()), self.n_ctx, self.n_threads, False, self.prefix_cache_mb)
+        with _REGISTRY_LOCK:
+            loaded = _REGISTRY.get(key)
+        return int(getattr(loaded[0], "evaluated", 0)) if loaded else 0
 
     def load(self) -> None:
         """Load the model now (otherwise the first call does)."""
@@ -229,7 +298,7 @@ class LlamaCppChatModel:
 
     def count_tokens(self, text: str) -> int:
         """Exact token count in the model's vocabulary (loads only the vocab if needed)."""
-        key = (str(self.path()), self.n_ctx, self.n_threads, False)
+        key = (str(self.path()), self.n_ctx, self.n_threads, False, self.prefix_cache_mb)
         with _REGISTRY_LOCK:
             loaded = _REGISTRY.get(key)
         llm = loaded[0] if loaded else shared_llama(self.path(), 512, 1, vocab_only=True)[0]

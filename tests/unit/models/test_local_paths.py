@@ -28,3 +28,19 @@ def test_unknown_local_names_say_what_is_known(tmp_path: Path) -> None:
         make_chat_model(ModelBinding(url="local:nope.gguf"), settings)
     with pytest.raises(ConfigError, match="footnote models pull"):
         make_chat_model(ModelBinding(url="local:llama-7b"), settings)
+
+
+def test_the_prefix_cache_setting_reaches_the_local_model(tmp_path: Path) -> None:
+    """`models.prefix_cache_mb` sizes the embedded model's prompt-state cache (its effect on
+    the tokens evaluated is shown with the real model in tests/integration/test_models_local.py)."""
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF")
+    for mb in (0, 64):
+        settings = ModelSettings(cache_dir=str(tmp_path), prefix_cache_mb=mb)
+        chat = make_chat_model(ModelBinding(url=f"local:{model}"), settings)
+        assert chat.prefix_cache_mb == mb  # type: ignore[attr-defined]
+        assert chat.evaluated_tokens() == 0  # type: ignore[attr-defined]  # not loaded yet
+    assert ModelSettings().prefix_cache_mb == 512
+    for name in ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"):
+        chat = make_chat_model(ModelBinding(url=f"local:{name}"), ModelSettings(prefix_cache_mb=7))
+        assert chat.prefix_cache_mb == 7  # type: ignore[attr-defined]
