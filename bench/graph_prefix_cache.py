@@ -32,7 +32,7 @@ def evaluated(ws: Any) -> int:
     """Tokens the workspace's embedded model has evaluated so far (0 when none is loaded)."""
     from footnote.models.base import ROLES
 
-    models = {id(m): m for r in ROLES if ws.models.is_bound(r)
+    models = {id(m): m for r in ROLES if r != "embed" and ws.models.is_bound(r)
               and hasattr(m := ws.models.chat(r).model, "evaluated_tokens")}  # fmt: skip
     return sum(int(m.evaluated_tokens()) for m in models.values())
 
