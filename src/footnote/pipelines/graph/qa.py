@@ -20,7 +20,7 @@ and the question, a follow-up carries the previous turn's entities, and the Cyph
 the earlier turns (`conversation`); `turn()` is what the next request's history keeps (each
 run ends with it as a `turn` span, under `GraphRequest.session`).
 Whether to ask back is decided by code (`pipelines.graph.clarify`): before the ladder from
-entity ties, after it also from a property the schema lacks, the schema match and the
+entity ties and definite references several nodes fit (`definite`), after it also from a property the schema lacks, the schema match and the
 candidates' differing results, against `graph.clarify_threshold` (`GraphOutcome.clarify`
 holds the score and signals; when no query could be made, a missing property replaces the
 failure and other signals are said beside it). An empty result first goes down the ladder's relaxation rung
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -64,6 +64,7 @@ from footnote.pipelines.graph.asked import write_request
 from footnote.pipelines.graph.clarify import (
     QUERY_WORDS,
     Decision,
+    Signal,
     code_signals,
     decide,
     entity_signals,
@@ -80,6 +81,7 @@ from footnote.pipelines.graph.conversation import (
     history_text,
     turn_data,
 )
+from footnote.pipelines.graph.definite import definite_signals, guarded_holders
 from footnote.pipelines.graph.ladder import (
     CypherLadder,
     LadderResult,
@@ -301,7 +303,9 @@ class GraphQAPipeline:
             span["ambiguous"] = [a.mention for a in found if a.ambiguous]
             self._found = found
             self._names = [a.mention for a in found if a.best and a.best.method != "vector"]
-            before = self._decide(question, None, entities_only=True)  # entity ties
+            holders = guarded_holders(self.guard, self.deps.store, req.principal, cfg.timeout_s)
+            definite = definite_signals(question, self.spec, self.deps.index, holders)
+            before = self._decide(question, None, entities_only=True, extra=definite)
             span["clarify"] = before.to_dict()
         yield Entities(
             [cand(a) for a in found if not a.ambiguous],
@@ -421,14 +425,15 @@ class GraphQAPipeline:
         known: str | None,
         res: LadderResult | None = None,
         entities_only: bool = False,
+        extra: Sequence[Signal] = (),
     ) -> Decision:
         """The clarification decision from the code's signals (`known`: the result's words,
         None before a query ran: no missing-property signal; `entities_only`: only entity
         ties, before the ladder) and, after it, the candidates' result groups
         (`graph.unsure = "signals"`); kept in the outcome's `clarify` (the run's output)."""
         cfg = self.deps.settings
-        if entities_only:
-            signals = entity_signals(self._found)
+        if entities_only:  # entity ties and `extra` (a definite reference to several nodes)
+            signals = [*entity_signals(self._found), *extra]
         else:
             signals = code_signals(question, self.spec, self._found, self._names, known)
         if res is not None and cfg.unsure == "signals":
