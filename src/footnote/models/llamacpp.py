@@ -11,7 +11,10 @@ on 2 cores), and the roles' system prompts repeat from question to question whil
 between them differ (understand, Cypher, compose, judge take turns). llama.cpp reuses only
 the last call's prefix; the prefix-state cache (`models.prefix_cache_mb`) keeps the states of
 recent prompts (their KV cells, never the logits) and restores the one sharing the longest
-prefix, so only the differing tail is evaluated. The output is the same computation.
+prefix, so only the differing tail is evaluated. Prompts are evaluated in batches aligned to
+fixed positions (`PREFIX_BATCH`), whether a prefix was reused or not, so a reply is bit for
+bit the one a fresh evaluation gives (a tail batched differently sums in another order, and a
+greedy tie can then break the other way: seen on graph QA before the alignment).
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ INSTALL_HINT = (
     "pip wheel --no-deps llama-cpp-python==0.3.36)"
 )
 
+PREFIX_BATCH = 128
+"""Prompt batch size, and the granularity at which a reused prefix is cut (a reused prefix
+loses at most this many tokens; batches aligned to it keep reuse bit-exact)."""
 _REGISTRY: dict[tuple[str, int, int, bool, int], tuple[Any, threading.Lock]] = {}
 _REGISTRY_LOCK = threading.Lock()
 
@@ -67,6 +73,7 @@ def shared_llama(
             llm = _prefix_state_llama()(
                 model_path=str(path),
                 n_ctx=n_ctx,
+                n_batch=PREFIX_BATCH,
                 n_threads=n_threads,
                 n_threads_batch=n_threads,
                 vocab_only=vocab_only,
@@ -91,8 +98,18 @@ def _prefix_state_llama() -> Any:
     class PrefixStateLlama(llama_cpp.Llama):  # type: ignore[misc,name-defined]
         evaluated = 0
         """Prompt and generated tokens run through the model (restored prefixes are not)."""
+        n_tokens: int
+        _requires_eval: bool
+        _seed: int
 
         def eval(self, tokens: Sequence[int]) -> None:
+            # a prompt's tail after a reused prefix starts at the prefix's last batch boundary,
+            # so every batch covers the same positions as in a fresh evaluation: the same
+            # shapes, kernels and order of sums, hence the same bits (not only "close")
+            if self._requires_eval and (cut := self.n_tokens % self.n_batch):
+                start = self.n_tokens - cut
+                tokens = [*self.input_ids[start : self.n_tokens].tolist(), *tokens]
+                self.n_tokens = start
             self.evaluated += len(tokens)
             super().eval(tokens)
 
