@@ -235,3 +235,30 @@ async def test_a_template_answer_to_a_neighbouring_question_is_not_given(
     assert o.source == "template" and o.status == "refused", o.answer
     assert "born in 1970" not in o.answer
     assert o.reason == "the graph does not hold net worth; it holds name, born"
+
+
+async def test_a_word_the_model_added_drops_its_sentence_not_the_answer(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    """Seen in the embedded run (gd-035, "Which product was ordered in the largest total
+    quantity?"): the rows were right (Camembert Pierrot, 1577) but the sentence said "ordered
+    1577 times"; the word check dropped it and the question was refused. A sentence that fails
+    on a word of the model's own — not a name, number or date, nor a word of the question —
+    says nothing about what the rows lack: they are rendered by template. The box-office
+    question above (a number and a word the rows lack) is still refused."""
+    latest = (
+        "MATCH (p:Person)-[:ACTED_IN]->(f:Film) WHERE p.name = $person "
+        "RETURN f.title AS title, f.year AS year ORDER BY year DESC LIMIT 1"
+    )
+    added = '{"sentences": [{"text": "Red River is a thriller from 2001.", "rows": ["row:0"]}]}'
+    q = "Which film did Ada Stone act in most recently?"
+    p = pipe(films, films_index, "model", cypher_model=role("cypher", [latest]),
+             answer_model=role("compose", [added]))  # fmt: skip
+    await ask(p, q)
+    assert p.outcome.status == "answered", p.outcome.reason
+    assert p.outcome.answer == "Red River (year 2001)."
+    # the same word in a Chinese question is not compared with it: refused as before
+    p = pipe(films, films_index, "model", cypher_model=role("cypher", [latest]),
+             answer_model=role("compose", [added]))  # fmt: skip
+    await ask(p, "艾达·斯通最近演的是哪部电影？")
+    assert p.outcome.status == "refused", p.outcome.answer

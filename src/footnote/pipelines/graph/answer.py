@@ -24,6 +24,7 @@ from footnote.index.graph.align import Alignment
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
+from footnote.numbers import stem_inflected
 from footnote.pipelines.graph.clarify import QUERY_WORDS
 from footnote.pipelines.graph.understand import squeezed
 from footnote.prompts import load_prompt
@@ -205,8 +206,9 @@ def compose_answer(
             added = _checked_templates(rows, answer_template, max_rows, shown, vocabulary, left)
             sents = [*verdict.sentences, *added, *_more_rows(rows, max_rows)]
             return Composed(tuple(sents), verdict, "model", completed=len(added))
-        if (declined and not nothing_missing) or any(
-            c.cited and any(c.missing.values()) for c in verdict.checks
+        if (declined and not nothing_missing) or (
+            any(c.cited and any(c.missing.values()) for c in verdict.checks)
+            and not embellished(verdict, question)
         ):
             return Composed((), verdict, "model", verdict)  # the rows do not hold the answer
         discarded: GraphVerdict | None = verdict
@@ -215,6 +217,25 @@ def compose_answer(
     verdict = _template_verdict(rows, answer_template, max_rows, shown, vocabulary, None)
     sents = [*verdict.sentences, *_more_rows(rows, max_rows)]
     return Composed(tuple(sents), verdict, "template", discarded)
+
+
+def embellished(verdict: GraphVerdict, question: str) -> bool:
+    """The model's cited sentences failed on words alone, none of them a word of the (English)
+    question: it added a word of its own ("ordered 1577 times", where the rows hold a total
+    quantity), which says nothing about what the rows lack, so they are rendered by template.
+    A missing name, number or date, a word the question asked about ("grossed" for "box-office
+    gross"), or a Chinese question (whose words these are not compared with) still means the
+    rows do not hold the answer."""
+    failed = [c for c in verdict.checks if c.cited and any(c.missing.values())]
+    if not failed or CJK_RE.search(question):
+        return False
+    asked = {stem_inflected(w.lower()) for w in re.findall(r"[A-Za-z]+", question)}
+    for c in failed:
+        if {k for k, v in c.missing.items() if v} != {"words"}:
+            return False
+        if any(stem_inflected(w.lower()) in asked for w in c.missing["words"]):
+            return False
+    return True
 
 
 def _template_verdict(
