@@ -60,6 +60,15 @@ def test_every_template_is_a_six_item_outline(kind: str) -> None:
         ("How is recycling capacity changing between 2021 and 2026?", "trends"),
         ("How is bias in word embeddings measured?", "literature_review"),
         ("维尔德马克热泵市场有哪些主要企业？", "players"),
+        # seen in the first multi-document run (md-02): a question about papers that asks
+        # "how large" was planned as a market-size report ("Market size", "Volumes", "Growth")
+        (
+            "这几篇论文中的推特（Twitter）数据集各有多大？它们是如何收集和标注的？",
+            "literature_review",
+        ),
+        ("How large are the Twitter datasets in these papers?", "literature_review"),
+        ("Which companies do these studies name, and how many?", "literature_review"),
+        ("How large is the market for papers and boards in Veldmark?", "market_size"),
     ],
 )
 def test_template_chosen_from_the_question(question: str, kind: str) -> None:

@@ -42,9 +42,20 @@ def load_template(kind: str) -> dict[str, Any]:
     return data
 
 
+_ABOUT_PAPERS = re.compile(
+    r"\b(?:these|the|this|both|two|three|four|several)\s+(?:papers?|studies|study|works?|articles?)\b"
+    r"|\bin the literature\b|(?:这|那|两|几|各)[几篇份项]*(?:论文|文章|研究|文献)"
+)
+"""A question about papers ("these papers", "这几篇论文"): a literature review, whatever else
+it asks ("how large are the datasets in these papers" is no market-size question)."""
+
+
 def choose_template(question: str) -> str:
-    """The template whose keywords the question uses most (literature review otherwise)."""
+    """Literature review for a question about papers; else the template whose keywords the
+    question uses most (literature review otherwise)."""
     q = question.lower()
+    if _ABOUT_PAPERS.search(q):
+        return "literature_review"
     best, hits = "literature_review", 0
     for kind in TEMPLATE_KINDS:
         n = sum(1 for kw in load_template(kind)["keywords"] if kw in q)
