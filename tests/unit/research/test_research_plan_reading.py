@@ -189,3 +189,26 @@ def test_rounds_are_what_the_budget_pays_for_at_the_first_rounds_cost() -> None:
     assert rounds_for(limits, used) == 3  # calls: 7 // 2
     assert rounds_for({"tokens": 10**9}, {"tokens": 1.0}) == MAX_ROUNDS
     assert rounds_for({"tokens": 10}, {"tokens": 100.0}) == 1
+
+
+def test_a_section_that_asks_what_an_earlier_one_asks_is_dropped() -> None:
+    """Seen in the first multi-document run (md-01, embedded model): the planner proposed
+    "size", "trends" and "literature_review", the first and the last asking the same question
+    word for word; all three were researched and marked covered. The repeat is dropped and
+    what depended on it depends on the section it repeated."""
+    reply = {
+        "kinds": ["literature_review"],
+        "items": [
+            item("size", "What methods are used to build and evaluate word embeddings here?"),
+            item("trends", "How much does the size of the training data matter?", ["size"]),
+            item("literature_review",
+                 "What methods are used to build and evaluate word embeddings here?",
+                 ["size", "trends"]),
+            item("limits", "What limits do they report?", ["literature_review"]),
+        ],
+    }  # fmt: skip
+    fn, _ = planner(reply)
+    planned = plan_outline("How are word embeddings built and evaluated in these papers?", fn)
+    assert planned.by == "model", planned.note
+    assert [i.id for i in planned.outline.items] == ["size", "trends", "limits"]
+    assert planned.outline.items[2].depends_on == ("size",)

@@ -27,7 +27,7 @@ from footnote.pipelines.research.outline import (
     propose_outline,
 )
 from footnote.prompts import data_section, render
-from footnote.textnorm import text_lang
+from footnote.textnorm import text_lang, tokens
 from footnote.types import EvidenceCard, EvidenceStandard, Outline, OutlineItem
 
 MAX_PLANNED_ITEMS = 8
@@ -123,11 +123,14 @@ def outline_from_reply(question: str, reply: str, *, web: bool = True) -> Outlin
     foreign = [p.id for p in planned.items if lang in LANGUAGE_NAMES and text_lang(p.asks) != lang]
     if foreign:
         raise ValueError(f"sections {foreign} are not written in the question's language ({lang})")
+    kept, same = distinct_sections(planned.items)
     items = tuple(
         OutlineItem(p.id, " ".join(p.title.split()), " ".join(p.asks.split()),
-                    standard=EvidenceStandard(web=web), depends_on=tuple(dict.fromkeys(p.depends_on)),
+                    standard=EvidenceStandard(web=web),
+                    depends_on=tuple(dict.fromkeys(same.get(d, d) for d in p.depends_on
+                                                   if same.get(d, d) != p.id)),
                     terms=" ".join(p.terms.split()))
-        for p in planned.items
+        for p in kept
     )  # fmt: skip
     try:
         check_items(items, MAX_PLANNED_ITEMS)
@@ -135,6 +138,32 @@ def outline_from_reply(question: str, reply: str, *, web: bool = True) -> Outlin
         raise ValueError(str(exc)) from exc
     kinds = "+".join(dict.fromkeys(planned.kinds)) or "custom"
     return Outline(question, kinds, items, lang=lang)
+
+
+DUPLICATE_OVERLAP = 0.8
+"""Share of word tokens two sections' questions have in common (Jaccard) above which the
+later one asks what the earlier one asks."""
+
+
+def distinct_sections(
+    items: Sequence[PlannedItem],
+) -> tuple[list[PlannedItem], dict[str, str]]:
+    """The sections that ask something an earlier one does not, and each dropped id → the id
+    of the section it repeated (seen in the first multi-document run: the 1.5B model proposed
+    "size" and "literature_review" asking the same question word for word, and both were
+    researched and marked covered)."""
+    kept: list[PlannedItem] = []
+    same: dict[str, str] = {}
+    for p in items:
+        words = set(tokens(p.asks))
+        for k in kept:
+            other = set(tokens(k.asks))
+            if words and len(words & other) / len(words | other) >= DUPLICATE_OVERLAP:
+                same[p.id] = k.id
+                break
+        else:
+            kept.append(p)
+    return kept, same
 
 
 def plan_outline(
