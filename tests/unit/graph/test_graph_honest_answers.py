@@ -262,3 +262,25 @@ async def test_a_word_the_model_added_drops_its_sentence_not_the_answer(
              answer_model=role("compose", [added]))  # fmt: skip
     await ask(p, "艾达·斯通最近演的是哪部电影？")
     assert p.outcome.status == "refused", p.outcome.answer
+
+
+async def test_a_comparison_against_a_value_is_answered_not_refused(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    """Seen in the embedded run (tugraph, "找所有name属性值大于或等于'Peter'的节点…"): the query
+    ran with 'Peter' bound and returned the right rows, the sentences were dropped for
+    "greater" and "equal", and the refusal said "the graph does not hold Peter" — a value the
+    query compared with, not a thing asked for. Comparison words are query logic, and the
+    query's own values are no gap."""
+    after = "MATCH (p:Person) WHERE p.name >= $dee RETURN p.name AS name ORDER BY name"
+    reply = ('{"sentences": [{"text": "Dee Park has a name greater than or equal to Dee.", '
+             '"rows": ["row:0"]}]}')  # fmt: skip
+    p = pipe(films, films_index, "model", cypher_model=role("cypher", [after]),
+             answer_model=role("compose", [reply]))  # fmt: skip
+    await ask(p, "查找name属性值大于或等于'Dee'的人。")
+    assert p.outcome.status == "answered", p.outcome.reason
+    declined = '{"sentences": []}'
+    p = pipe(films, films_index, "model", cypher_model=role("cypher", [after]),
+             answer_model=role("compose", [declined]))  # fmt: skip
+    await ask(p, "查找name属性值大于或等于'Dee'的人。")
+    assert p.outcome.status == "refused" and "does not hold Dee" not in p.outcome.reason

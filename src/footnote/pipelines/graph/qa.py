@@ -387,6 +387,7 @@ class GraphQAPipeline:
             names = [
                 n for a in found for n in (a.mention, *(c.entity.name for c in a.candidates[:1]))
             ]
+            names += [str(v) for v in o.params.values()]  # the query's values ('Peter') too
             labels = [a.best.entity.label for a in found if a.best]
             o.status, o.reason = "refused", asked_gap(question, self.spec, rows, names, labels)
             return
