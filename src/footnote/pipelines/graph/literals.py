@@ -16,7 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from footnote.textnorm import CJK_IDEOGRAPHS, has_cjk
+from footnote.pipelines.graph.outcome import latin_runs
+from footnote.textnorm import CJK_IDEOGRAPHS
 from footnote.verify.cypher.guard import RESERVED_PREFIX
 from footnote.verify.cypher.parse import CypherSyntaxError, scan
 
@@ -25,24 +26,14 @@ _QUOTED = (
     re.compile(r"(?:^|(?<=[\s(\[:,=" + CJK_IDEOGRAPHS + r"]))\"([^\"\n]{1,80})\""),
     re.compile(r"[‘“「『]([^’”」』\n]{1,80})[’”」』]"),
 )
-_LATIN_RUN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[ .'\-][A-Za-z0-9]+)*")
 
 
 def question_literals(question: str) -> list[str]:
     """The values written in `question`: quoted strings, then (in a Chinese question) the
-    Latin-script runs outside them, in order, each once."""
-    found: list[str] = []
-    spans: list[tuple[int, int]] = []
-    for pattern in _QUOTED:
-        for m in pattern.finditer(question):
-            if value := m.group(1).strip():
-                found.append(value)
-                spans.append(m.span())
-    if has_cjk(question):
-        for m in _LATIN_RUN.finditer(question):
-            if not any(a <= m.start() < b for a, b in spans):
-                found.append(m.group(0))
-    return list(dict.fromkeys(found))
+    Latin-script runs (`outcome.latin_runs`) not inside them, in order, each once."""
+    quoted = [v for p in _QUOTED for m in p.finditer(question) if (v := m.group(1).strip())]
+    runs = [r for r in latin_runs(question) if not any(r in q for q in quoted)]
+    return list(dict.fromkeys([*quoted, *runs]))
 
 
 def _squashed(text: str) -> str:

@@ -20,8 +20,8 @@ and the question, a follow-up carries the previous turn's entities, and the Cyph
 the earlier turns (`conversation`); `turn()` is what the next request's history keeps (each
 run ends with it as a `turn` span, under `GraphRequest.session`).
 Whether to ask back is decided by code (`pipelines.graph.clarify`): before the ladder from
-entity ties and definite references several nodes fit (`definite`), after it also from a property the schema lacks, the schema match and the
-candidates' differing results, against `graph.clarify_threshold` (`GraphOutcome.clarify`
+entity ties and definite references several nodes fit (`definite`), after it also from a
+property the schema lacks, the schema match and the candidates' differing results, against `graph.clarify_threshold` (`GraphOutcome.clarify`
 holds the score and signals; when no query could be made, a missing property replaces the
 failure and other signals are said beside it). An empty result first goes down the ladder's relaxation rung
 (values as stored, case-insensitive CONTAINS); an answer from a relaxed query says so, and
