@@ -103,6 +103,10 @@ def dates_in(text: str) -> list[tuple[tuple[int, int, int], str]]:
 
 # -- names -----------------------------------------------------------------------------------
 _QUOTED = re.compile(r"[\"“「『‘]([^\"”」』’]{2,120})[\"”」』’]")
+_APOSTROPHE_QUOTED = re.compile(r"(?<![A-Za-z0-9'’])'([^'\n]{2,120}?)'(?![A-Za-z0-9])")
+"""A name between straight apostrophes used as quotes ('Dustin Hoffman'), not O'Brien's."""
+_QUOTE_APOSTROPHE = re.compile(r"(?<![A-Za-z0-9])'|'(?![A-Za-z0-9])")
+_POSSESSIVE = re.compile(r"['’]s$")
 _CAPS = re.compile(
     r"(?<![\w'’])[A-Z][\w'’.&-]*(?:\s+(?:[A-Z0-9][\w'’.&-]*|of|the|de|du|la|von|van|and|&)(?=\s|$|[,.;:!?)]))*"
 )
@@ -117,12 +121,15 @@ _COMMON = STOP_WORDS_EN | QUESTION_WORDS_EN | frozenset(
 
 
 def names_in(text: str) -> list[str]:
-    """Spans of `text` that name something: quoted strings and capitalised runs (a lone
-    capitalised word that only starts the sentence, or a common word, is not a name); in
-    Chinese text, runs of Latin-script words."""
-    found = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    """Spans of `text` that name something: quoted strings (straight apostrophes used as
+    quotes too) and capitalised runs, without a closing possessive (a lone capitalised word
+    that only starts the sentence, or a common word, is not a name); in Chinese text, runs of
+    Latin-script words."""
+    found = [m.group(1).strip() for q in (_QUOTED, _APOSTROPHE_QUOTED) for m in q.finditer(text)]
+    found.sort(key=text.find)
     pattern = _LATIN_IN_CJK if _CJK.search(text) else _CAPS
-    for m in pattern.finditer(text):
+    unquoted = _QUOTE_APOSTROPHE.sub(" ", text)  # 'Dustin Hoffman' → Dustin Hoffman, same offsets
+    for m in pattern.finditer(unquoted):
         span = m.group(0).strip(" .,;:!?'’-&")
         words = span.split()
         while words and words[0].lower() in _COMMON:
@@ -131,7 +138,8 @@ def names_in(text: str) -> list[str]:
             words = words[:-1]
         if not words:
             continue
-        lone_start = len(words) == 1 and m.start() == _first_word_at(text)
+        words[-1] = _POSSESSIVE.sub("", words[-1])  # Dustin Hoffman's → Dustin Hoffman
+        lone_start = len(words) == 1 and m.start() == _first_word_at(unquoted)
         if lone_start and pattern is _CAPS:
             continue
         if len(words) == 1 and len(words[0]) < 2:

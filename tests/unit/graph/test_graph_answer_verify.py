@@ -89,6 +89,21 @@ def test_names_found_in_sentences() -> None:
     assert not check_graph_sentence(s, ["row:0"], shown).ok
 
 
+def test_names_in_straight_single_quotes_are_read_whole() -> None:
+    """Seen on tugraph: the model quotes names with ASCII apostrophes. 'Dustin Hoffman' was read
+    as "Hoffman", a one-word 'Zelda' not at all (an invented name passed unchecked), and a name
+    glued to its closing quote ("Hoffman' and …") or possessive failed against rows holding it."""
+    s = "Names from 'Peter' on include 'Dustin Hoffman', 'Tom Cruise'."
+    assert names_in(s) == ["Peter", "Dustin Hoffman", "Tom Cruise"]
+    shown = ShownRows({"row:0": "name: Dustin Hoffman", "row:1": "name: Tom Hanks"}, ("Peter",))
+    rows = ["row:0", "row:1"]
+    assert check_graph_sentence("They are Dustin Hoffman' and Tom Hanks.", rows, shown).ok
+    assert check_graph_sentence("Dustin Hoffman's name comes after Peter.", rows, shown).ok
+    invented = check_graph_sentence("The first one is 'Zelda'.", rows, shown)
+    assert invented.missing == {"names": ["Zelda"]}
+    assert names_in("The actors' names and O'Brien's film.") == ["O'Brien"]
+
+
 def test_whole_words_only() -> None:
     shown = ShownRows({"row:0": "status: shipped; name: Chai"})
     assert not check_graph_sentence("Chai ships to the US.", ["row:0"], shown).ok
