@@ -576,6 +576,8 @@ class ChecklistItem:
     cards: int = 0
     independent_sources: int = 0
     stop_reasons: tuple[str, ...] = ()
+    unanswered: tuple[str, ...] = ()
+    """The parts of the item's question no supported claim answers (`research.answered`)."""
 
 
 @dataclass(frozen=True)

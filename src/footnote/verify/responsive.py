@@ -150,7 +150,7 @@ def _form(
 ) -> str | None:
     """Whether the sentence states a value of the asked type (None when it does)."""
     kind = analysis.answer_type
-    values = quantities(sentence)
+    values = [q for q in quantities(sentence) if not _in_a_name(sentence, q)]
     if kind == "count":  # a count of the focus, or of a unit the question counts ("how many hours")
         counts = [
             q
@@ -184,6 +184,18 @@ def _form(
     if kind == "name" and analysis.focus:
         return _names_focus(analysis, sentence, quotes)
     return None
+
+
+_NAME_NUMBER = re.compile(r"[A-Za-z][\w.]*-$")
+
+
+def _in_a_name(text: str, q: Quantity) -> bool:
+    """A number glued by a hyphen to the word before it ("SemEval-2016", "GPT-4") is part of
+    a name, no value the sentence states."""
+    return (
+        text[q.start : q.start + 1].isdigit()
+        and _NAME_NUMBER.search(text[max(0, q.start - 40) : q.start]) is not None
+    )
 
 
 def _noun_after(text: str, q: Quantity) -> str:

@@ -180,3 +180,13 @@ def test_the_counted_noun_may_follow_its_modifiers() -> None:
         q, "9,280.", quote="9,280 civil rights cases", cited="It has 9,280 civil rights cases."
     )
     assert f is not None and "not a count of summary" in f.reason
+
+
+def test_a_number_inside_a_name_is_no_value() -> None:
+    """Seen in a research checklist: "how large are they?" was answered, by code, by a claim
+    naming the SemEval-2016 dataset; the year in the name is no size."""
+    q = "How large is the stance corpus?"
+    a = analyse_question(q)
+    named = check_responsive("We use the SemEval-2016 stance corpus.", q, a)
+    assert named is not None and "states none" in named.reason
+    assert check_responsive("The SemEval-2016 corpus holds 4,163 tweets.", q, a) is None

@@ -28,6 +28,7 @@ from footnote.pipelines.research.checks import (
     check_section,
     coverage,
     flag_for_review,
+    not_covered,
 )
 from footnote.pipelines.research.investigate import injection_events, quarantine
 from footnote.pipelines.research.pipeline import ResearchDeps, run_budget
@@ -143,7 +144,7 @@ class BaselinePipeline:
             (BriefSection(item.id, item.title, tuple(claims), bound_cards=tuple(c.id for c in cards),
                           coverage=check.state, notes=tuple(notes)),),
             tuple(cards), mode="baseline", checklist=(check,),
-            not_covered=(f"{check.title}: {'; '.join(check.reasons)}",) if check.state == "uncovered" else (),
+            not_covered=not_covered([check]),
             unused_cards=tuple(c.id for c in cards if c.id not in used),
             sample_rate=self.deps.settings.review_sample_rate, budget_used=self.budget.used(),
             review={"state": "unreviewed"},

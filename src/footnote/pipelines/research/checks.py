@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from footnote.pipelines.research.answered import Answered
 from footnote.pipelines.research.investigate import in_range
 from footnote.pipelines.research.untrusted import foreign_markup
 from footnote.textnorm import looks_like_year, quantities
@@ -165,6 +166,13 @@ def flag_for_review(claims: Sequence[Claim], rate: float, rng: random.Random) ->
     return [replace(c, sampled=n in chosen) for n, c in enumerate(flagged)]
 
 
+def not_covered(checklist: Sequence[ChecklistItem]) -> tuple[str, ...]:
+    """What the brief says it does not cover: each uncovered item, and each item with a part
+    of its question unanswered (a conflicting one too), with the reasons."""
+    return tuple(f"{c.title}: {'; '.join(c.reasons)}" for c in checklist
+                 if c.state == "uncovered" or c.unanswered)  # fmt: skip
+
+
 def coverage(
     item: OutlineItem,
     claims: Sequence[Claim],
@@ -177,11 +185,14 @@ def coverage(
     searched: bool = True,
     queries: Sequence[str] = (),
     paywalled: Sequence[Mapping[str, str]] = (),
+    answered: Answered = Answered(),
 ) -> ChecklistItem:
-    """Covered, uncovered or conflicting, with the reasons, for one outline item. An item
-    whose sub-question never ran is "not searched (budget)"; one that ran and found nothing
-    is "searched, nothing found", with the queries it tried. Each paywalled page its search
-    met is listed for a check by hand: its URL, when it was retrieved and what to check."""
+    """Covered, uncovered or conflicting, with the reasons, for one outline item. Covered
+    needs its question answered: a part of it that no supported claim answers (`answered`,
+    see `research.answered`) leaves it uncovered. An item whose sub-question never ran is "not
+    searched (budget)"; one that ran and found nothing is "searched, nothing found", with the
+    queries it tried. Each paywalled page its search met is listed for a check by hand: its
+    URL, when it was retrieved and what to check."""
     reasons: list[str] = []
     supported = [c for c in claims if c.verdict == "supported" and c.kind == "claim"]
     cited = [cards[i] for c in supported for i in c.card_ids if i in cards]
@@ -195,6 +206,10 @@ def coverage(
     if not supported:
         state = "uncovered"
         reasons.append("no claim passed the checks as supported")
+    if supported and answered.unanswered:
+        state = "uncovered"
+        reasons.extend(answered.unanswered)
+    reasons.extend(answered.notes)
     if n_independent < item.standard.min_independent:
         state = "uncovered"
         reasons.append(
@@ -213,4 +228,5 @@ def coverage(
         reasons.append(f"check by hand: {page.get('url')} (paywalled; retrieved "
                        f"{page.get('retrieved_at')}, HTTP {page.get('status')}): {page.get('check')}")  # fmt: skip
     return ChecklistItem(item.id, item.title, state, reasons=tuple(reasons), cards=found,
-                         independent_sources=n_independent, stop_reasons=tuple(stop_reasons))  # fmt: skip
+                         independent_sources=n_independent, stop_reasons=tuple(stop_reasons),
+                         unanswered=answered.unanswered)  # fmt: skip

@@ -1,13 +1,14 @@
 """The research job's model calls, each charged to the budget it is given and licence-gated by
 the labels of the text it carries: planning the outline and reading what is still missing
 (`planner`, the `understand` role), card selection (`understand`), chapter writing
-(`compose`), support judging and same-story attribution (`judge`). A call is refused before it is made
+(`compose`), support judging, whether a chapter's claims answer its item and same-story
+attribution (`judge`). A call is refused before it is made
 (`BudgetExceeded`) when its prompt, counted in the model's tokens, plus the reply's limit would
 go over the tokens left: the prompt is known, so no call overshoots by its own size."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from footnote.errors import BudgetExceeded
 from footnote.models.base import Message
 from footnote.models.budget import Budget
 from footnote.models.judge import judge_messages, yes_probability_of
+from footnote.pipelines.research.answered import AnswersFn
 from footnote.pipelines.research.cards import SelectFn
 from footnote.pipelines.research.synthesise import WriteFn
 from footnote.prompts import data_section, render
@@ -96,6 +98,24 @@ class ResearchModels:
                                  run_id=self.run_id))  # fmt: skip
 
         return judge
+
+    def answers_fn(self, budget: Budget, question: str) -> AnswersFn | None:
+        """P(claims answer a part of an outline item's question), from the judge's yes/no
+        probability with the research `question` beside it, charged to `budget`; None without a
+        judge (`research.answered`)."""
+        model = self.judge
+        if model is None:
+            return None
+
+        def answers(part: str, claims: Sequence[str], labels: tuple[str, ...]) -> float:
+            statements = data_section("\n".join(f"- {c}" for c in claims), "STATEMENTS")
+            prompt = render("research_answers", question=data_section(question, "QUESTION"),
+                            part=data_section(part, "PART"), statements=statements)  # fmt: skip
+            afford(model, budget, [Message("user", prompt)], YES_NO_REPLY)
+            return yes_probability_of(model, [Message("user", prompt)], labels=labels,
+                                      budget=budget, run_id=self.run_id)  # fmt: skip
+
+        return answers
 
     def same_story_fn(self, budget: Budget) -> Callable[[Snapshot, Snapshot], float] | None:
         """P(b copies a's story) from the judge's yes/no probability, or None without a judge."""

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from footnote.pipelines.research.checks import coverage
+from footnote.pipelines.research.answered import Answered
+from footnote.pipelines.research.checks import coverage, not_covered
 from footnote.pipelines.research.merge import MergeResult, independent_origins
 from footnote.types import Brief, ChecklistItem, EvidenceCard, sha256_hex
 
@@ -164,7 +165,8 @@ def decide_brief(
             checklist.append(old)
             continue
         fresh = coverage(item, section.claims, by_id, brief.conflicts,
-                         lambda cs: independent_origins(cs, after), old.stop_reasons, old.cards)  # fmt: skip
+                         lambda cs: independent_origins(cs, after), old.stop_reasons, old.cards,
+                         answered=Answered(old.unanswered))  # fmt: skip
         cited = {i for c in section.claims if c.verdict == "supported" and c.kind == "claim"
                  for i in c.card_ids}  # fmt: skip
         notes = [
@@ -181,6 +183,5 @@ def decide_brief(
         checklist=tuple(checklist),
         sections=tuple(replace(s, coverage=state.get(s.item_id, s.coverage))
                        for s in brief.sections),
-        not_covered=tuple(f"{c.title}: {'; '.join(c.reasons)}" for c in checklist
-                          if c.state == "uncovered"),
+        not_covered=not_covered(checklist),
     )  # fmt: skip

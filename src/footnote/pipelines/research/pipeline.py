@@ -37,6 +37,7 @@ from footnote.events import (
     SubQuestionStop,
 )
 from footnote.models.budget import Budget
+from footnote.pipelines.research.answered import answered
 from footnote.pipelines.research.cards import SelectFn
 from footnote.pipelines.research.checks import (
     JUDGE_NOT_USED,
@@ -46,6 +47,7 @@ from footnote.pipelines.research.checks import (
     coverage,
     flag_for_review,
     judge_not_used,
+    not_covered,
 )
 from footnote.pipelines.research.claims import write_claims
 from footnote.pipelines.research.conflicts import find_conflicts, scope_sentences
@@ -241,7 +243,7 @@ class ResearchPipeline:
         brief = Brief(
             self.run_id, self.outline.question, self.outline, tuple(sections), tuple(cards),
             mode="brief", conflicts=tuple(conflicts), checklist=tuple(checklist),
-            not_covered=tuple(f"{c.title}: {'; '.join(c.reasons)}" for c in checklist if c.state == "uncovered"),
+            not_covered=not_covered(checklist),
             unused_cards=tuple(i for i in all_cards if i not in used), wrapped_up=wrapped,
             sample_rate=self.settings.review_sample_rate, budget_used=self.budget.used(),
             review={"state": "unreviewed"},
@@ -483,10 +485,14 @@ class ResearchPipeline:
         ]
         record = results.get(f"sq-{item.id}", {})
         searched = not record.get("skipped") and bool(record.get("queries", True))
-        return coverage(item, claims, {c.id: c for c in cards}, conflicts,
+        by_id, answers = (
+            {c.id: c for c in cards},
+            self.deps.models.answers_fn(self.budget, self.outline.question),
+        )
+        return coverage(item, claims, by_id, conflicts,
                         lambda cs: independent_origins(cs, merge), reasons, len(by_item.get(item.id, [])),
-                        searched=searched, queries=record.get("queries", ()),
-                        paywalled=record.get("paywalled", ()))  # fmt: skip
+                        searched=searched, queries=record.get("queries", ()), paywalled=record.get("paywalled", ()),
+                        answered=answered(item.asks, claims, by_id, answers))  # fmt: skip
 
     async def _section(
         self, item: OutlineItem, bound: list[EvidenceCard], conflicts: list[Conflict],
