@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from footnote.index.graph.places import translations
 from footnote.index.graph.translit import deletes, latin_key
 from footnote.models.base import Embedder
 from footnote.textnorm import normalise, tokens
@@ -49,6 +50,9 @@ CREATE INDEX IF NOT EXISTS token_tok_entity ON token(tok, entity);
 common word matches ~1,500 rows); a table built before it kept `token_tok` (still correct,
 slower) until its next import."""
 _EXACT_KINDS = ("name", "alias")
+FORMAT = 2
+"""What the alias rows hold: 2 adds place-name translations and name-part sound keys. A
+table built in an older format is rebuilt once when the graph is next opened."""
 
 
 def keyword_sql(words: int) -> str:
@@ -88,6 +92,11 @@ class AliasTable:
         row = self._db.execute("SELECT v FROM meta WHERE k = 'gen'").fetchone()
         return int(row[0]) if row else 0
 
+    def format(self) -> int:
+        """The format the table was built in (0: before formats were recorded)."""
+        row = self._db.execute("SELECT v FROM meta WHERE k = 'format'").fetchone()
+        return int(row[0]) if row else 0
+
     def build(
         self,
         named: Iterable[tuple[str, str, str, Sequence[str]]],
@@ -112,6 +121,7 @@ class AliasTable:
                 ents[i] = (i, label, key, name, "")
                 aliases.append((normalise(name), i, "name"))
                 aliases += [(normalise(a), i, "alias") for a in names if normalise(a)]
+                aliases += [(normalise(t), i, "alias") for t in translations(name)]
                 toks += [(t, i) for t in dict.fromkeys(tokens(name))]
                 sound = latin_key(name)
                 if sound:
@@ -126,12 +136,14 @@ class AliasTable:
                 if i not in ents:
                     ents[i] = (i, label, value, value, prop)
                     aliases.append((normalise(value), i, "value"))
+                    aliases += [(normalise(t), i, "value") for t in translations(value)]
                     toks += [(t, i) for t in dict.fromkeys(tokens(value))]
             db.executemany("INSERT OR REPLACE INTO entity VALUES (?, ?, ?, ?, ?)", ents.values())
             db.executemany("INSERT INTO alias VALUES (?, ?, ?)", aliases)
             db.executemany("INSERT INTO token VALUES (?, ?)", toks)
             db.executescript(_INDEXES)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('gen', ?)", (str(gen),))
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (str(FORMAT),))
         return len(ents)
 
     def count(self) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 
 from footnote.config import GraphSettings
 from footnote.config.graph import alignment_thresholds
+from footnote.index.graph.aliases import FORMAT as ALIAS_FORMAT
 from footnote.index.graph.aliases import TABLE_FILE, AliasTable, NameVectors, Row
 from footnote.index.graph.translit import deletes, han_key, han_names, transliteration_like
 from footnote.models.base import Embedder, Vectors
@@ -317,11 +318,12 @@ def entity_index(
     store: GraphStore, embedder: Any, settings: GraphSettings, folder: Path | None
 ) -> EntityIndex:
     """The alignment index of a graph: opened on the alias table persisted in `folder` (built
-    there once if the graph predates it), or built in memory when `folder` is None."""
+    there once if the graph predates it or its format), or built in memory when `folder` is
+    None."""
     table = None
     if folder is not None and (folder / TABLE_FILE).exists():
         table = AliasTable(folder / TABLE_FILE)
-        if table.generation() == 0:
+        if table.generation() == 0 or table.format() != ALIAS_FORMAT:
             table.close()
             table = None
     if table is None:
