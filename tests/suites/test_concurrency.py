@@ -17,9 +17,9 @@ import httpx
 import pytest
 from suite_support import LiveServer, tally
 
+from footnote.access import personal_group, readable_by
 from footnote.index import SearchFilters
 from footnote.server.state import ServerDeps
-from footnote.types import personal_group, readable_by
 from footnote.workspace import Workspace
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # CI runs them (./scripts/test)

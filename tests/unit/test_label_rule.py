@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from footnote.types import label_refusal
+from footnote.access import label_refusal
 
 
 def test_a_restricted_label_admits_its_readers_and_the_sources_groups() -> None:

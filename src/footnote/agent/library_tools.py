@@ -17,12 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from footnote.access import readable_by
 from footnote.agent.tools import ToolRegistry
 from footnote.errors import ToolRetry
 from footnote.index import SearchFilters, SearchFn
 from footnote.serialize import table_to_dict
 from footnote.store.base import DocumentStore
-from footnote.types import BLOCK_ID_PATTERN, INSUFFICIENT_MARK, Block, readable_by
+from footnote.types import BLOCK_ID_PATTERN, INSUFFICIENT_MARK, Block
 
 _SHOWN_ID = re.compile(rf'(?<!\\)"id"\s*:\s*"({BLOCK_ID_PATTERN})(?:#[^"]*)?"')
 """An `"id"` field of a tool's JSON output (text inside a block is escaped: `\\"id\\"`)."""

@@ -17,6 +17,7 @@ from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
+from footnote.access import shown_source
 from footnote.serialize import block_to_dict, section_to_dict, source_to_dict
 from footnote.server.auth import current_user
 from footnote.server.errors import ApiError, not_found
@@ -24,7 +25,7 @@ from footnote.server.sources import visible
 from footnote.server.state import ServerState, get_state
 from footnote.store import SourceRecord
 from footnote.store.records import User
-from footnote.types import Block, parse_evidence_id, parse_identity, shown_source
+from footnote.types import Block, parse_evidence_id, parse_identity
 from footnote.workspace.core import UPLOAD_TICKET
 
 router = APIRouter(prefix="/v1", tags=["web"])

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Response
 
+from footnote.access import readable_by
 from footnote.errors import FootnoteError
 from footnote.pipelines.chat.pipeline import ChatTurn
 from footnote.server.auth import current_user
@@ -23,7 +24,6 @@ from footnote.server.schemas import (
 from footnote.server.state import ServerState, get_state
 from footnote.server.turns import turn_events
 from footnote.store.records import CLIENT_CONTEXT_ROLE, ChatMessage, ChatSession, User, new_id
-from footnote.types import readable_by
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 State = Annotated[ServerState, Depends(get_state)]

@@ -1,5 +1,5 @@
 """Sources: upload (multipart, size and type limits, ingested in the background), list,
-status, delete. Visibility is `types.readable_by`; an upload is owned by its uploader (who,
+status, delete. Visibility is `access.readable_by`; an upload is owned by its uploader (who,
 with admins, alone may delete it) and shared with the uploader's groups unless `acl_groups`
 names fewer (`user:<id>` alone: private); only admins (and the local user) upload public
 sources. The same bytes uploaded by another user become a record of their own."""
@@ -19,6 +19,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, File, Form, Response, UploadFile
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from footnote.access import (
+    deletable_by,
+    owned_acl,
+    personal_group,
+    readable_by,
+    scoped_source_id,
+    shared_with,
+)
 from footnote.ingest import SUPPORTED_SUFFIXES, formats_text, supported_formats
 from footnote.labels import normalise_labels
 from footnote.server.auth import current_user
@@ -36,14 +44,6 @@ from footnote.server.upload_tickets import (
 )
 from footnote.store import SourceRecord
 from footnote.store.records import User
-from footnote.types import (
-    deletable_by,
-    owned_acl,
-    personal_group,
-    readable_by,
-    scoped_source_id,
-    shared_with,
-)
 from footnote.workspace.jobs import ingest_guard
 
 log = logging.getLogger(__name__)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from footnote.access import readable_by, shown_source
 from footnote.errors import NotFound, UsageError
 from footnote.events import BriefEvent, Event, Final
 from footnote.index import SearchFilters
@@ -32,17 +33,7 @@ from footnote.pipelines.memory import ConversationMemory
 from footnote.pipelines.research.roles import Withheld
 from footnote.serialize import answer_to_dict, brief_to_dict
 from footnote.store.records import ChatMessage, ChatSession, ResearchRecord, User
-from footnote.types import (
-    Answer,
-    Block,
-    Brief,
-    Document,
-    Hit,
-    Outline,
-    Source,
-    readable_by,
-    shown_source,
-)
+from footnote.types import Answer, Block, Brief, Document, Hit, Outline, Source
 from footnote.workspace.conversation import run_turn, turn_parts
 from footnote.workspace.core import IngestReport, ProgressFn, Workspace
 

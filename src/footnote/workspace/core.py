@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from footnote.access import owned_acl, readable_by, scoped_source_id
 from footnote.config import IngestSettings, Settings, load_settings
 from footnote.errors import (
     IngestError,
@@ -38,15 +39,7 @@ from footnote.store.base import (
     RunStore,
 )
 from footnote.store.graph.catalog import GraphCatalog
-from footnote.types import (
-    Block,
-    Document,
-    Source,
-    owned_acl,
-    readable_by,
-    scoped_source_id,
-    with_source_id,
-)
+from footnote.types import Block, Document, Source, with_source_id
 from footnote.workspace.stores import open_stores, search_backends
 
 if TYPE_CHECKING:
@@ -254,7 +247,7 @@ class Workspace:
         """Parse, store and index files and folders; a bad file never stops the others.
 
         `owner` (a user id; "" for the operator) owns the records made: the same bytes get a
-        record per owner and visibility (`types.scoped_source_id`), and an owned source is
+        record per owner and visibility (`access.scoped_source_id`), and an owned source is
         private to its owner plus `acl_groups` unless `public`. A file whose indexing was
         interrupted keeps its stored blocks and committed vectors; ingesting it again resumes.
         Labelled files the bound embedder may not see are refused before anything is stored;

@@ -1,12 +1,13 @@
 """Exports (composition): a reviewed brief, an answer or a chat thread becomes an `ExportDoc`
 with its evidence appendix (snapshot or document hash, fetch time), filtered for the
 requesting user — a source they may not read (`readable_by`) or a restricted label
-(`types.label_refusal` with `export.label_readers`) keeps its text out — then rendered. Every brief export is logged."""
+(`access.label_refusal` with `export.label_readers`) keeps its text out — then rendered. Every brief export is logged."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from footnote.access import label_refusal, readable_by
 from footnote.errors import NotFound
 from footnote.pipelines.export.answers import CitedPassage, answer_document, thread_document
 from footnote.pipelines.export.document import (
@@ -19,7 +20,7 @@ from footnote.pipelines.export.document import (
 from footnote.pipelines.export.render import render
 from footnote.pipelines.export.works import work_key
 from footnote.pipelines.research.roles import readable_cards
-from footnote.types import Block, EvidenceCard, Source, label_refusal, readable_by
+from footnote.types import Block, EvidenceCard, Source
 from footnote.workspace.core import Workspace
 from footnote.workspace.research import research_store
 from footnote.workspace.review import review_store, signed_brief

@@ -4,7 +4,7 @@
 storage with the ledger in the same file; `redis://…` is the distributed queue, shared by every
 `footnote worker` (a `rediss://` or `unix://` URL works too). Each task is idempotent:
 
-- `ingest`: files are stored under their content hash (`types.scoped_source_id`), so a retry
+- `ingest`: files are stored under their content hash (`access.scoped_source_id`), so a retry
   finds a stored file and only resumes its indexing (committed batches stay): no document or
   block is stored twice; an attempt whose indexing stopped is retried.
 - `research`: the pipeline skips every stage whose artifact is stored; its events continue the

@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+from footnote.access import readable_by
 from footnote.agent.compute import CitedNumber, Computation, ComputeContext, add_compute_tool
 from footnote.agent.library_tools import LibraryContext
 from footnote.agent.sandbox import Sandbox, SandboxLimits
@@ -20,7 +21,7 @@ from footnote.pipelines.reproduce.settings import SettingsDeps, SettingsPipeline
 from footnote.pipelines.reproduce.table import SettingsTable
 from footnote.pipelines.trace import Trace
 from footnote.store import SourceRecord
-from footnote.types import Block, Citation, readable_by
+from footnote.types import Block, Citation
 
 if TYPE_CHECKING:
     from footnote.workspace.core import Workspace

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from footnote.access import readable_by
 from footnote.config import ResearchSettings
 from footnote.errors import ConfigError, NotFound, UsageError
 from footnote.events import BriefEvent, Event
@@ -45,7 +46,7 @@ from footnote.pipelines.trace import Trace
 from footnote.serialize import event_to_dict, from_plain, to_plain
 from footnote.store.base import ResearchStore
 from footnote.store.records import ResearchRecord, StoredEvent, new_id
-from footnote.types import Brief, Hit, Outline, Source, readable_by
+from footnote.types import Brief, Hit, Outline, Source
 from footnote.verify import Thresholds
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from footnote.access import readable_by
 from footnote.config import Settings
 from footnote.config.answering import answerable_threshold
 from footnote.errors import FootnoteError, ModelError
@@ -49,7 +50,7 @@ from footnote.pipelines.ask.understand import Understanding, understand_by_rules
 from footnote.pipelines.trace import Trace
 from footnote.prompts import load_prompt, render
 from footnote.store.base import DocumentStore
-from footnote.types import Answer, Hit, Sentence, Usage, readable_by
+from footnote.types import Answer, Hit, Sentence, Usage
 from footnote.verify import CitationCheck, Evidence, EvidenceSet, Thresholds
 from footnote.verify.answer import AnswerBuilder, refine_table_cites
 from footnote.verify.draft import Draft, DraftSentence, attach_citations

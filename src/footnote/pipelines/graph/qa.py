@@ -59,6 +59,7 @@ from footnote.index.graph.align import Alignment, EntityIndex
 from footnote.models import judge_support
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
+from footnote.pipelines.graph.aligned import align_mentions
 from footnote.pipelines.graph.answer import asked_gap, compose_answer, selected_by
 from footnote.pipelines.graph.asked import write_request
 from footnote.pipelines.graph.clarify import (
@@ -77,7 +78,6 @@ from footnote.pipelines.graph.clarify import (
 from footnote.pipelines.graph.context import ExampleRetriever
 from footnote.pipelines.graph.conversation import (
     GraphTurn,
-    carried,
     history_text,
     turn_data,
 )
@@ -95,7 +95,6 @@ from footnote.pipelines.graph.outcome import (
     GraphStatus,
     cand,
     from_rows,
-    latin_runs,
 )
 from footnote.pipelines.graph.relax import with_values
 from footnote.pipelines.graph.routing import model_needed, template_fit
@@ -110,7 +109,6 @@ from footnote.pipelines.graph.values import stored_value, value_hints
 from footnote.pipelines.trace import Trace
 from footnote.store.base import RunStore
 from footnote.store.graph.base import GraphRows, GraphStore, ValueSlot
-from footnote.textnorm import normalise
 from footnote.types import Answer, Sentence, Usage, flat_sentence
 from footnote.verify.checks import Judge
 from footnote.verify.cypher.guard import GraphGuard
@@ -272,33 +270,7 @@ class GraphQAPipeline:
             method=method,
         )
         with self.trace.span("align", "entities") as span:
-            aligned: list[Alignment] = [
-                # a label is the model's reading; the rules' label is the index's first guess
-                self.deps.index.align(
-                    m.text, [m.label] if method == "model" and m.label in self.spec.nodes else None
-                )
-                for m in u.entities
-            ]
-            # the names in the user's own words count even when the understanding dropped them
-            said = {normalise(a.mention) for a in aligned if a.candidates}
-            known = {(a.best.entity.label, a.best.entity.key) for a in aligned if a.best}
-            for m in [*self.deps.index.mentions(question), *latin_runs(question)]:
-                extra = self.deps.index.align(m)
-                if any(m in s or s in m for s in said) or extra.best is None:
-                    continue
-                if (extra.best.entity.label, extra.best.entity.key) not in known:
-                    aligned.append(extra)
-            aligned = [
-                a if a.candidates or not a.mention else self.deps.index.align(a.mention)
-                for a in aligned
-            ]
-            # close vector scores say "maybe not an entity at all" (e5 squeezes cosines): drop
-            # those; only exact or keyword ties are real ambiguity worth asking back about
-            found = [
-                a for a in aligned
-                if a.best is not None and not (a.ambiguous and a.best.method == "vector")
-            ]  # fmt: skip
-            found += carried(self.deps.index, self.spec, question, req.history, found)
+            found = align_mentions(self.deps.index, self.spec, u, method, question, req.history)
             span["found"] = [cand(a) for a in found]
             span["ambiguous"] = [a.mention for a in found if a.ambiguous]
             self._found = found

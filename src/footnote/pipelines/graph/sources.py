@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from footnote.access import personal_group, readable_by, shown_source
 from footnote.config import GraphSettings
 from footnote.errors import NotFound, UsageError
 from footnote.examples import GRAPHS_DIR
@@ -20,7 +21,7 @@ from footnote.store.base import DocumentStore
 from footnote.store.graph.base import SPEC_FILENAME, GraphSpec, load_spec
 from footnote.store.graph.catalog import Rows
 from footnote.store.graph.files import rows_from_files, rows_from_tables
-from footnote.types import Section, personal_group, readable_by, shown_source
+from footnote.types import Section
 from footnote.verify.cypher.parse import Token, tokenize
 
 DEMOS = ("movies", "northwind")

@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from footnote.types import RESTRICTED_LABELS, EvidenceCard, Source, label_refusal, readable_by
+from footnote.access import RESTRICTED_LABELS, label_refusal, readable_by
+from footnote.types import EvidenceCard, Source
 
 Role = Literal["library_reader", "web_reader", "writer", "judge", "exporter"]
 Stage = Literal["investigate", "synthesise", "export"]
@@ -61,9 +62,9 @@ def readable_cards(
     label_readers: Mapping[str, Sequence[str]] = RESTRICTED_LABELS,
 ) -> tuple[list[EvidenceCard], list[Withheld]]:
     """The cards a user may read, and those withheld with the reason. A library card follows
-    its source's ACL as it is now (`types.readable_by`; a deleted source withholds it); a card
+    its source's ACL as it is now (`access.readable_by`; a deleted source withholds it); a card
     with a restricted label (`client-confidential`, or another in `label_readers`) follows the
-    label rule (`types.label_refusal`: the label's readers or the source's own groups, never the
+    label rule (`access.label_refusal`: the label's readers or the source's own groups, never the
     public rule); otherwise a card from a snapshot the run fetched follows the run (the caller
     has checked the user may read the run)."""
     kept: list[EvidenceCard] = []

@@ -164,7 +164,7 @@ class GraphSpec(_Spec):
     )
 
     def readable_by(self, user_groups: tuple[str, ...] | None) -> bool:
-        """The visibility rule of sources (`types.readable_by`) applied to this graph:
+        """The visibility rule of sources (`access.readable_by`) applied to this graph:
         unrestricted callers (None) and public graphs (no groups) pass, else groups meet."""
         return (
             user_groups is None

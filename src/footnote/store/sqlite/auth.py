@@ -10,10 +10,10 @@ import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from footnote.access import PERSONAL_PREFIX, personal_group
 from footnote.errors import NotFound, UsageError
 from footnote.store.records import KEY_ID_LEN, ApiKey, User, hash_key
 from footnote.store.sqlite.documents import SqliteStore
-from footnote.types import PERSONAL_PREFIX, personal_group
 
 
 def user_record(user_id: str, groups: list[str], admin: bool) -> User:

@@ -61,7 +61,7 @@ class SqliteStore:
         """Store a document and its blocks in one transaction; False if already stored.
 
         "Already stored" means the same source id (the same bytes for the same owner and
-        visibility, see `types.scoped_source_id`). It becomes the newest version of its
+        visibility, see `access.scoped_source_id`). It becomes the newest version of its
         (uri, owner); any exception rolls the whole write back and releases the lock."""
         src = document.source
         with self.lock:
