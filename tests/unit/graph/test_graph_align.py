@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from footnote.index.graph.align import Entity, EntityIndex
 from footnote.models.fake import HashEmbedder
+from footnote.pipelines.graph.clarify import entity_signals
 
 ENTS = [
     Entity("Person", "Ada Stone", "Ada Stone", ("艾达·斯通",)),
@@ -38,6 +39,25 @@ def test_keyword_match_and_ambiguity() -> None:
     assert a.ambiguous and {c.entity.key for c in a.candidates} == {"Ada Stone", "Ben Stone"}
     b = idx.align("Stone", labels=["Film"])
     assert b.best is None
+
+
+def test_a_name_part_several_names_hold_is_ambiguous_whatever_their_length() -> None:
+    """'Queso' (gc-032) names two products; the shorter name scored higher (1/2 vs 1/4 of its
+    words), so no tie: the ask-back hung on the runner-up's signal reaching the threshold, which
+    it did not, and the question was answered ('Louisiana', gd-063, happened to reach it)."""
+    idx = EntityIndex([
+        Entity("Product", "65", "Louisiana Fiery Hot Pepper Sauce"),
+        Entity("Product", "66", "Louisiana Hot Spiced Okra"),
+        Entity("Product", "12", "Queso Manchego La Pastora"),
+    ], None)  # fmt: skip
+    a = idx.align("Louisiana")
+    assert a.ambiguous and {c.entity.key for c in a.candidates} == {"65", "66"}
+    (signal,) = entity_signals([a])  # the ask-back offers both
+    assert set(signal.options) == {"Louisiana Fiery Hot Pepper Sauce", "Louisiana Hot Spiced Okra"}
+    one = idx.align("Okra")  # one name holds it: no doubt
+    assert not one.ambiguous and one.best is not None and one.best.entity.key == "66"
+    hot = idx.align("Louisiana Okra")  # every word said is in one name only
+    assert not hot.ambiguous and hot.best is not None and hot.best.entity.key == "66"
 
 
 def test_vector_fallback_only_when_exact_and_keyword_fail() -> None:

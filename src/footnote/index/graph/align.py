@@ -139,16 +139,21 @@ class EntityIndex:
         toks = tokens(mention)
         found = self._cands(sorted(self.table.with_tokens(toks)), labels, values) if toks else []
         if found:
-            scored = sorted(
-                (
-                    Candidate(_entity(r), len(toks) / max(1, len(tokens(r.name))), "keyword")
-                    for r in found
-                ),
-                key=lambda c: -c.score,
-            )
+            said, named = set(toks), [(r, tokens(r.name)) for r in found]
+            ranked = sorted(
+                ((Candidate(_entity(r), len(toks) / max(1, len(words)), "keyword"), words)
+                 for r, words in named),
+                key=lambda cw: -cw[0].score,
+            )  # fmt: skip
+            scored = [c for c, _ in ranked]
             top = scored[0].score
             close = [c for c in scored if c.score >= top - 1e-9]
-            return Alignment(mention, tuple(scored[:5]), ambiguous=len(_distinct(close)) > 1)
+            # every word said is in several names ("Louisiana" → two products): a shorter
+            # name is no likelier meant, whatever share of its words the mention covers
+            whole = [c for c, words in ranked if said <= set(words)]
+            doubt = len(_distinct(close)) > 1 or len(_distinct(whole)) > 1
+            shown = whole if len(_distinct(whole)) > 1 else scored
+            return Alignment(mention, tuple(shown[:5]), ambiguous=doubt)
         if not values:
             sound = self._transliterated(mention, labels)
             if sound.candidates:

@@ -173,7 +173,8 @@ def entity_signals(found: Sequence[Alignment]) -> list[Signal]:
             continue
         if a.ambiguous:
             strength = ENTITY_STRENGTH.get(best.method, 0.6)
-            offered = [c for c in distinct if c.score >= best.score - 1e-9] or distinct
+            tied = [c for c in distinct if c.score >= best.score - 1e-9]
+            offered = tied if len(tied) > 1 else distinct  # names holding every word said
             offered.sort(key=lambda c: (c.entity.label, c.entity.name))  # a tie has no order
         elif best.method == "keyword" and distinct[1].method == "keyword":
             strength = 0.5 * distinct[1].score / max(best.score, 1e-9)
