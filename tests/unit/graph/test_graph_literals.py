@@ -46,6 +46,20 @@ def test_one_parameter_left_gets_the_one_value_left_and_nothing_is_guessed() -> 
     assert literal_params("MATCH (a) WHERE a.name = $who RETURN a", {}, "Who is it?") == {}
 
 
+def test_numbered_parameters_take_the_values_in_the_order_both_write_them() -> None:
+    """Seen on tugraph at 5e0742a: "名字在Andres和Tobias之间的人" got `$name1` and `$name2`, left
+    unbound (two values, two parameters). Numbered alike and first used in number order, they
+    take the question's values in its order; used out of order, nothing is bound."""
+    q = "MATCH (a) WHERE a.name > $name1 AND a.name < $name2 RETURN a.name, a.born"
+    assert literal_params(q, {}, BETWEEN) == {"name1": "Andres", "name2": "Tobias"}
+    flipped = "MATCH (a) WHERE a.name < $name2 AND a.name > $name1 RETURN a.name"
+    assert literal_params(flipped, {}, BETWEEN) == {}
+    mixed = "MATCH (a) WHERE a.name > $name1 AND a.born < $year2 RETURN a.name"
+    assert literal_params(mixed, {}, BETWEEN) == {}  # not one numbered family
+    three = "MATCH (a) WHERE a.name IN [$n1, $n2, $n3] RETURN a.name"
+    assert literal_params(three, {}, BETWEEN) == {}  # three parameters, two values
+
+
 async def test_the_pipeline_runs_a_query_whose_parameter_the_question_gave(
     films: LadybugGraph, films_index: EntityIndex
 ) -> None:

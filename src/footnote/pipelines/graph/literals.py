@@ -4,8 +4,9 @@ The Cypher model often lifts a value the user typed into a parameter of its own
 ("找所有name属性值大于或等于'Peter'的节点" → `WHERE a.name >= $peter`); the guard then refuses
 "parameter $peter has no value" and the question is lost. Code binds such a parameter to a
 value written in the question — its own name spelled like the value ($peter ↔ 'Peter',
-$andres ↔ Andres), or the one value left for the one parameter left — and never guesses
-between several. Values are the question's quoted strings and, in a Chinese question, its
+$andres ↔ Andres), the one value left for the one parameter left, or numbered parameters
+($name1, $name2) first used in number order to as many values in the question's order — and
+never guesses between several otherwise. Values are the question's quoted strings and, in a Chinese question, its
 Latin-script runs (names written in the original). A bound value is a parameter like any
 other: the guard checks the query and the value never becomes query text.
 """
@@ -69,4 +70,20 @@ def literal_params(cypher: str, params: Mapping[str, Any], question: str) -> dic
     left = [p for p in unbound if p not in out]
     if len(left) == 1 and len(values) == 1:
         out[left[0]] = values[0]
+    elif left and len(left) == len(values) and _numbered_in_order(left):
+        out |= dict(zip(left, values, strict=True))
     return out
+
+
+_NUMBERED = re.compile(r"^(?P<stem>[A-Za-z_]*?)_?(?P<n>\d+)$")
+
+
+def _numbered_in_order(params: list[str]) -> bool:
+    """Parameters of one numbered family ($name1, $name2 …), first used in the query in their
+    numbers' order (`params` is in order of first use): then the query reads them as the
+    question writes its values."""
+    found = [m for p in params if (m := _NUMBERED.match(p))]
+    if len(found) != len(params) or len({m.group("stem").casefold() for m in found}) != 1:
+        return False
+    numbers = [int(m.group("n")) for m in found]
+    return numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
