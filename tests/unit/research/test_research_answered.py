@@ -16,6 +16,7 @@ import pytest
 
 from footnote.errors import BudgetExceeded
 from footnote.eval.fixture_web import FixtureWeb
+from footnote.eval.research import research_overrides
 from footnote.models import judge_support
 from footnote.models.base import Capabilities, Message
 from footnote.models.budget import Budget
@@ -130,9 +131,7 @@ def _checklist(
     path: Path, web: FixtureWeb, says_answered: str
 ) -> tuple[tuple[Any, Any], list[str]]:
     overrides = {
-        "research": {"search_url": f"searxng+{web.base}", "allowed_domains": ["example"],
-                     "allow_loopback": True, "resolve": {"*.example": "127.0.0.1"},
-                     "model_claims": False},
+        "research": research_overrides(web) | {"model_claims": False},
         "models": {"judge": {"url": ""}, "compose": {"url": ""}, "understand": {"url": ""}},
     }  # fmt: skip
     ws = Workspace.open(path, overrides=overrides)

@@ -18,6 +18,7 @@ import pytest
 
 from footnote.errors import BudgetExceeded
 from footnote.eval.fixture_web import FixtureWeb
+from footnote.eval.research import research_overrides
 from footnote.models.base import Capabilities, Message
 from footnote.models.budget import Budget
 from footnote.models.fake import FakeChatModel
@@ -68,8 +69,7 @@ def web() -> Iterator[FixtureWeb]:
 
 def _run(path: Path, web: FixtureWeb, **research: Any) -> tuple[Workspace, str, FakeChatModel]:
     overrides = {
-        "research": {"search_url": f"searxng+{web.base}", "allowed_domains": ["example"],
-                     "allow_loopback": True, "resolve": {"*.example": "127.0.0.1"}, **research},
+        "research": research_overrides(web) | research,
         "models": {"judge": {"url": ""}, "compose": {"url": ""}, "understand": {"url": ""}},
     }  # fmt: skip
     ws = Workspace.open(path, overrides=overrides)
