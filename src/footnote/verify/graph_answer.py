@@ -30,6 +30,7 @@ from footnote.textnorm import (
     stem_inflected,
 )
 from footnote.types import Block, Citation, Sentence, Verdict
+from footnote.verify.bounds import reversed_bounds
 from footnote.verify.checks import CitationCheck, Judge, Thresholds
 from footnote.verify.draft import Draft, DraftSentence
 from footnote.verify.evidence import Evidence, EvidenceSet
@@ -42,7 +43,7 @@ __all__ = [
     "dates_in", "names_in", "row_id", "row_text", "schema_words", "unsupported_words",
     "value_text", "verify_graph_answer",
 ]  # fmt: skip
-CHECK_KINDS = (*VALUE_KINDS, "words")
+CHECK_KINDS = (*VALUE_KINDS, "words", "direction")
 FRAME_WORDS = STOP_WORDS_EN | QUESTION_WORDS_EN | frozenset(
     {"she", "he", "her", "his", "him", "hers", "they", "them", "their", "it", "its", "there",
      "both", "each", "all", "none", "only", "also", "one", "two", "three", "four", "five", "six",
@@ -127,8 +128,9 @@ class SentenceCheck:
     cited: tuple[str, ...]
     fabricated: tuple[str, ...]
     missing: dict[str, list[str]] = field(default_factory=dict)
-    """Kind (`numbers`, `dates`, `names`, `words`) → what the sentence states that no cited
-    row (nor, for words, the question or schema) holds."""
+    """Kind (`numbers`, `dates`, `names`, `words`, `direction`) → what the sentence states that
+    no cited row (nor, for words, the question or schema) holds, or (`direction`) a comparison
+    of the query it states the other way round."""
     verdict: Verdict = "unsupported"
     judge_p: float | None = None
 
@@ -323,6 +325,16 @@ def _with_words(
     return replace(check, missing={**check.missing, "words": words}, verdict=verdict)
 
 
+def _with_direction(check: SentenceCheck, bounds: Mapping[str, str] | None) -> SentenceCheck:
+    """`check` with the query's comparisons the sentence states the other way round."""
+    if not bounds or not check.cited:
+        return check
+    reversed_ = reversed_bounds(check.text, bounds)
+    if not reversed_:
+        return check
+    return replace(check, missing={**check.missing, "direction": reversed_}, verdict="unsupported")
+
+
 def verify_graph_answer(
     drafts: Sequence[tuple[str, Sequence[str]]],
     rows: ShownRows,
@@ -331,11 +343,14 @@ def verify_graph_answer(
     thresholds: Thresholds = Thresholds(),
     question: str = "",
     vocabulary: Collection[str] | None = None,
+    bounds: Mapping[str, str] | None = None,
 ) -> GraphVerdict:
     """Check each (sentence, cited row ids) of a composed graph answer against `rows` with
     the gate (`verify.gate.check_draft`), then, given `vocabulary` (the schema's words, a
     template's own words), its content words against the question, the vocabulary and the
-    cited rows; `judge` adds entailment after the value checks."""
+    cited rows, and, given `bounds` (`verify.bounds.query_bounds`), that it states none of the
+    query's comparisons the other way round (`direction`); `judge` adds entailment after the
+    value checks."""
     draft = Draft([
         DraftSentence(t.strip(), list(dict.fromkeys(ids))) for t, ids in drafts if t.strip()
     ])  # fmt: skip
@@ -344,7 +359,9 @@ def verify_graph_answer(
         max_cites=None,
     )  # fmt: skip
     checks = tuple(
-        _with_words(SentenceCheck.of(s.text, r), rows, question, vocabulary)
+        _with_direction(
+            _with_words(SentenceCheck.of(s.text, r), rows, question, vocabulary), bounds
+        )
         for s, r in zip(draft.sentences, results, strict=True)
     )
     kept = tuple(s for c in checks if (s := c.sentence(rows)) is not None)

@@ -173,6 +173,7 @@ def compose_answer(
     vocabulary: Collection[str] | None = None,
     nothing_missing: bool = False,
     named: Sequence[str] = (),
+    bounds: Mapping[str, str] | None = None,
 ) -> Composed:
     """Sentences citing rows: from the model when given, else from templates; either way
     checked against the first `max_rows` rows (those the composer saw), `params`, the names
@@ -199,7 +200,7 @@ def compose_answer(
             out, declined = _Composed(sentences=[]), False
         verdict = verify_graph_answer(
             [(finished(s.text), s.rows) for s in out.sentences], shown, judge=judge,
-            question=question, vocabulary=vocabulary,
+            question=question, vocabulary=vocabulary, bounds=bounds,
         )  # fmt: skip
         if verdict.sentences:
             left = uncovered_rows([s.text for s in verdict.sentences], rows, max_rows)
@@ -222,20 +223,24 @@ def compose_answer(
 def embellished(verdict: GraphVerdict, question: str) -> bool:
     """The model's cited sentences failed on words alone, none of them a word of the (English)
     question: it added a word of its own ("ordered 1577 times", where the rows hold a total
-    quantity), which says nothing about what the rows lack, so they are rendered by template.
+    quantity), or stated a comparison of the query the other way round ("before Peter" for
+    `name >= $peter`, in any language), which says nothing about what the rows lack, so they
+    are rendered by template.
     A missing name, number or date, a word the question asked about ("grossed" for "box-office
     gross"), or a Chinese question (whose words these are not compared with) still means the
     rows do not hold the answer."""
     failed = [c for c in verdict.checks if c.cited and any(c.missing.values())]
-    if not failed or CJK_RE.search(question):
+    kinds = {k for c in failed for k, v in c.missing.items() if v}
+    if not failed or not kinds <= {"words", "direction"}:
+        return False
+    if kinds == {"direction"}:  # the model's wording reversed the query's comparison
+        return True
+    if CJK_RE.search(question):
         return False
     asked = {stem_inflected(w.lower()) for w in re.findall(r"[A-Za-z]+", question)}
-    for c in failed:
-        if {k for k, v in c.missing.items() if v} != {"words"}:
-            return False
-        if any(stem_inflected(w.lower()) in asked for w in c.missing["words"]):
-            return False
-    return True
+    return not any(
+        stem_inflected(w.lower()) in asked for c in failed for w in c.missing.get("words", [])
+    )
 
 
 def _template_verdict(

@@ -110,6 +110,7 @@ from footnote.pipelines.trace import Trace
 from footnote.store.base import RunStore
 from footnote.store.graph.base import GraphRows, GraphStore, ValueSlot
 from footnote.types import Answer, Sentence, Usage, flat_sentence
+from footnote.verify.bounds import query_bounds
 from footnote.verify.checks import Judge
 from footnote.verify.cypher.guard import GraphGuard
 from footnote.verify.graph_answer import schema_words
@@ -340,6 +341,7 @@ class GraphQAPipeline:
                 judge=self._judge() if model is not None else None,
                 vocabulary=self._vocabulary,
                 named=selected_by(self._found, o.params, self._shown or o.cypher),
+                bounds=query_bounds(o.cypher, o.params),
                 nothing_missing=o.source == "template"  # a model's column aliases prove nothing
                 and missing_property(
                     question, self.spec, self._found, self._names, " ".join(row_words(rows))
