@@ -49,11 +49,14 @@ FRAME_WORDS = STOP_WORDS_EN | QUESTION_WORDS_EN | frozenset(
      "both", "each", "all", "none", "only", "also", "one", "two", "three", "four", "five", "six",
      "seven", "eight", "nine", "ten", "being", "per", "total", "together", "answer", "result",
      "results", "row", "rows", "graph", "query", "record", "records", "following", "include",
-     "includes", "included", "including", "listed", "named", "called", "s", "t", "january",
+     "includes", "included", "including", "listed", "named", "called", "s", "t", "node",
+     "nodes", "relationship", "relationships", "edge", "edges", "property", "properties",
+     "attribute", "attributes", "label", "labels", "january",
      "february", "march", "april", "may", "june", "july", "august", "september", "october",
      "november", "december"}
 )  # fmt: skip
-"""Function words and the words of framing an answer: never a claim about the rows."""
+"""Function words and the words of framing an answer (the graph's own words, "nodes", among
+them): never a claim about the rows."""
 CJK_FRAME_CHARS = frozenset(
     "的了是在和与及或也都而其该这那于为年月日号共有个部位名过被把将由从向对等并就又之以所但他她它们中"
 )

@@ -153,10 +153,17 @@ def _first_word_at(text: str) -> int:
     return m.start() if m else 0
 
 
+_TRAILING_NUMBERS = re.compile(r"(?:\s+\d[\d,.]*)+$")
+
+
 def _name_known(name: str, known: str) -> bool:
-    """The name occurs in the evidence (or, for a run of names, each of its parts does)."""
+    """The name occurs in the evidence (or, for a run of names, each of its parts does; or,
+    for a name followed by numbers, the name does: the numbers are checked as numbers)."""
     n = normalise(name)
     if _occurs(n, known):
+        return True
+    head = _TRAILING_NUMBERS.sub("", n)  # "SomethingTotallyDifferent 1967": a column, its value
+    if head != n and head and _occurs(head, known):
         return True
     parts = [p for p in re.split(r"\s+(?:and|&)\s+|,\s*", n) if p]
     return len(parts) > 1 and all(_occurs(p, known) for p in parts)

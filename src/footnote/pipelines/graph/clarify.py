@@ -103,6 +103,10 @@ _ZH_COUNTED = re.compile(
     r"多少(?:名|个|位|种|件|家|部|本|条|笔|张|次)?(?P<a>[\u4e00-\u9fff]{1,4}?)\s*(?:[？?。！!]|$)"
 )
 """What a Chinese count asks for ("有多少名员工？" → 员工)."""
+GRAPH_WORDS = re.compile(
+    r"\b(?:nodes?|relationships?|edges?|vertex|vertices)\b|节点|顶点|关系", re.IGNORECASE
+)
+"""Words for the graph's own parts: a question asking for its nodes names what it holds."""
 _PLACE = "\ue000"
 _WORDS = re.compile(r"[A-Za-z][A-Za-z-]*")
 
@@ -280,6 +284,8 @@ def schema_match(
 ) -> Signal | None:
     """A question that names nothing the graph holds (no label, property, relationship,
     intent keyword, nor entity), or only entities with no word of what is asked."""
+    if GRAPH_WORDS.search(question):  # "all nodes", "所有节点": the graph itself is named
+        return None
     stems, zh_keys = _vocabulary(spec)
     names = [*names, *(n for a in found for n in _names(a))]
     q = _masked(question, names)
