@@ -230,6 +230,31 @@ def test_a_property_on_the_wrong_label_is_not_a_gap_of_the_graph(films: LadybugG
     assert gap is not None and gap[0].startswith("the graph does not hold the property 'budget'")
 
 
+def test_the_small_models_old_syntax_and_missing_return_are_repaired() -> None:
+    """Seen on tugraph at 05618fb: the 1.5B model wrote `{name: {name}}` (Cypher 3's parameter
+    syntax) and `MATCH (n) SKIP 1 LIMIT 100` (no RETURN) five times over, retries and fallback
+    alike, and the engine refused each; both questions were lost. The repaired query still goes
+    through every check of the guard."""
+    from footnote.pipelines.graph.cypher import extract_cypher
+
+    assert (
+        extract_cypher("MATCH (a:Person {name: {name}}) RETURN a.born")
+        == "MATCH (a:Person {name: $name}) RETURN a.born"
+    )
+    assert extract_cypher("MATCH (a) WHERE a.born > {year} RETURN a") == (
+        "MATCH (a) WHERE a.born > $year RETURN a"
+    )
+    assert extract_cypher("MATCH (n) SKIP 1 LIMIT 100") == "MATCH (n) RETURN n SKIP 1 LIMIT 100"
+    assert extract_cypher("MATCH (a)-[r:ACTED_IN]->(m) ORDER BY m.title") == (
+        "MATCH (a)-[r:ACTED_IN]->(m) RETURN a, r, m ORDER BY m.title"
+    )
+    # left alone: map projections, a string holding braces, a query with a RETURN
+    kept = "MATCH (n:Film) WHERE n.title = '{x}' RETURN n {.title}"
+    assert extract_cypher(kept) == kept
+    assert extract_cypher("MATCH () RETURN count(*)") == "MATCH () RETURN count(*)"
+    assert extract_cypher("MATCH ()-->() SKIP 1") == "MATCH ()-->() SKIP 1"  # nothing to return
+
+
 def test_a_leading_explain_in_the_models_query_is_dropped() -> None:
     """Measured on northwind: the 1.5B model wrote `EXPLAIN MATCH …` (imitating the checks);
     the guard refused it and the question was lost. The guard runs EXPLAIN itself."""

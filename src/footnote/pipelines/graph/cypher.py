@@ -105,10 +105,40 @@ def cypher_messages(
 
 def extract_cypher(text: str) -> str:
     """The query in a model reply: the first fenced block, else the text itself (without a
-    leading `EXPLAIN`)."""
+    leading `EXPLAIN`), with the small model's two habits the engine refuses repaired
+    (`repaired`). The guard checks the result like any other query."""
     m = _FENCE.search(text)
     body = m.group(1) if m else text
     body = re.sub(r"^\s*(cypher|query)\s*:\s*", "", body.strip(), flags=re.I)
     # a leading EXPLAIN is the model imitating the checks (the guard runs EXPLAIN itself)
     body = re.sub(r"^\s*EXPLAIN\s+", "", body, flags=re.I)
-    return body.strip().rstrip(";").strip()
+    return repaired(body.strip().rstrip(";").strip())
+
+
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_OLD_PARAM = re.compile(
+    r"(?P<before>(?:[:=<>,(\[+]|\bIN)\s*)\{\s*(?P<name>[A-Za-z_]\w*)\s*\}", re.I
+)
+_TAIL = re.compile(r"\s+(?:ORDER\s+BY|SKIP|LIMIT)\b", re.I)
+_VARIABLE = re.compile(r"[(\[]\s*(?P<v>[A-Za-z_]\w*)")
+
+
+def repaired(cypher: str) -> str:
+    """`cypher` with Cypher 3's parameter syntax (`{name}` → `$name`) and a missing RETURN
+    (`MATCH (n) SKIP 1 LIMIT 100` → `… RETURN n SKIP 1 …`, the pattern's variables) put
+    right, outside string literals; anything else unchanged."""
+    parts = _STRING.split(cypher)
+    strings = _STRING.findall(cypher)
+    code = [_OLD_PARAM.sub(lambda m: f"{m['before']}${m['name']}", p) for p in parts]
+    text = "".join(c + (strings[i] if i < len(strings) else "") for i, c in enumerate(code))
+    bare = " ".join(code)
+    if re.search(r"\bRETURN\b", bare, re.I) or not re.match(
+        r"\s*(?:OPTIONAL\s+)?MATCH\b", bare, re.I
+    ):
+        return text
+    names = list(dict.fromkeys(m["v"] for m in _VARIABLE.finditer(bare)))
+    if not names or strings:
+        return text
+    tail = _TAIL.search(text)
+    at = tail.start() if tail else len(text)
+    return f"{text[:at]} RETURN {', '.join(names)}{text[at:]}"
