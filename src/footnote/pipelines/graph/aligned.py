@@ -6,10 +6,13 @@ A mention's label is the model's reading when the model read the question (the r
 is only the index's first guess). Names the index finds in the question itself (and Latin runs
 in a Chinese question) count even when the understanding dropped them. Close vector scores
 say "maybe not an entity at all" (e5 squeezes cosines): those are dropped; only exact or
-keyword ties are real ambiguity worth asking back about."""
+keyword ties are real ambiguity worth asking back about. Items of a list of quoted values
+("'Anne', 'John', 'Bill'") are data for the query, not names to resolve: only one that names a
+node exactly stays."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from footnote.index.graph.align import Alignment, EntityIndex
@@ -18,6 +21,16 @@ from footnote.pipelines.graph.outcome import latin_runs
 from footnote.pipelines.graph.understand import GraphUnderstanding
 from footnote.store.graph.base import GraphSpec
 from footnote.textnorm import normalise
+
+_ITEM = r"(?:'[^'\n]{1,60}'|\"[^\"\n]{1,60}\"|[‘“][^’”\n]{1,60}[’”])"
+_LIST = re.compile(rf"{_ITEM}(?:\s*[,，、]\s*{_ITEM}){{2,}}")
+"""Three or more quoted values in a row, separated by commas: a list the question writes."""
+
+
+def quoted_list(question: str) -> list[str]:
+    """The items of each list of three or more quoted values the question writes."""
+    return [item[1:-1].strip() for m in _LIST.finditer(question)
+            for item in re.findall(_ITEM, m.group(0))]  # fmt: skip
 
 
 def align_mentions(
@@ -46,5 +59,9 @@ def align_mentions(
     found = [
         a for a in aligned if a.best is not None and not (a.ambiguous and a.best.method == "vector")
     ]
+    listed = {normalise(v) for v in quoted_list(question)}
+    if listed:  # a list item the question writes is a value, unless it names a node exactly
+        found = [a for a in found if normalise(a.mention) not in listed
+                 or (a.best is not None and a.best.method == "exact")]  # fmt: skip
     found += carried(index, spec, question, history, found)
     return found
