@@ -202,11 +202,16 @@ def plan(
         else:
             budget[resource] = max(1.0, math.floor(limit * share + 1e-9))
     out = []
-    subject = " ".join(_keywords(outline.question, 5))
+    subject_words = _keywords(outline.question, 5)
+    subject = " ".join(subject_words)
     entity = _entity(outline.question)
     for item in outline.items:
-        focus = item.terms or " ".join(_keywords(f"{item.title} {item.asks}", 4))
-        queries = [f"{subject} {focus}".strip(), outline.question]
+        # the section's own words beyond the subject (a title that repeats the question
+        # would otherwise only repeat the subject)
+        own = [w for w in _keywords(f"{item.title} {item.asks}", 16) if w not in subject_words]
+        focus = item.terms or " ".join(own[:4])
+        first = " ".join(dict.fromkeys(f"{subject} {focus}".split()))
+        queries = [first, outline.question]
         if entity and outline.lang == "en":
             queries.append(f"{entity} {focus}")
         queries = list(dict.fromkeys(queries))
