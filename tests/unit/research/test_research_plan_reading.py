@@ -212,3 +212,25 @@ def test_a_section_that_asks_what_an_earlier_one_asks_is_dropped() -> None:
     assert planned.by == "model", planned.note
     assert [i.id for i in planned.outline.items] == ["size", "trends", "limits"]
     assert planned.outline.items[2].depends_on == ("size",)
+
+
+def test_a_section_titled_with_the_question_gets_a_short_title_from_what_it_asks() -> None:
+    """Seen in the multi-document run at f0a8071: both of the model's sections were titled with
+    a clause of the question, cut at 120 characters mid-phrase ("… in these")."""
+    q = ("How are word embeddings built and evaluated for languages other than English (Yorùbá, "
+         "Twi, Turkish, Portuguese) in these papers, and how much do the size and quality of "
+         "the training data matter?")  # fmt: skip
+    reply = {"kinds": ["literature_review"], "items": [
+        {"id": "size", "title": q[:120], "terms": "", "depends_on": [],
+         "asks": "What are the methods used to build and evaluate word embeddings for these "
+                 "languages?"},
+        {"id": "data", "title": "Training data", "terms": "", "depends_on": [],
+         "asks": "How much do the size and quality of the training data matter?"},
+    ]}  # fmt: skip
+    fn, _ = planner(reply)
+    planned = plan_outline(q, fn)
+    assert planned.by == "model", planned.note
+    first, second = planned.outline.items
+    assert first.title == "Methods used to build and evaluate word embeddings"
+    assert first.asks.startswith("What are the methods")  # what it asks is kept whole
+    assert second.title == "Training data"  # a title of its own stays

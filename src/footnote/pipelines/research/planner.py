@@ -27,7 +27,7 @@ from footnote.pipelines.research.outline import (
     propose_outline,
 )
 from footnote.prompts import data_section, render
-from footnote.textnorm import text_lang, tokens
+from footnote.textnorm import CJK_RUN_RE, text_lang, tokens
 from footnote.types import EvidenceCard, EvidenceStandard, Outline, OutlineItem
 
 MAX_PLANNED_ITEMS = 8
@@ -125,7 +125,7 @@ def outline_from_reply(question: str, reply: str, *, web: bool = True) -> Outlin
         raise ValueError(f"sections {foreign} are not written in the question's language ({lang})")
     kept, same = distinct_sections(planned.items)
     items = tuple(
-        OutlineItem(p.id, " ".join(p.title.split()), " ".join(p.asks.split()),
+        OutlineItem(p.id, section_title(p.title, p.asks, question), " ".join(p.asks.split()),
                     standard=EvidenceStandard(web=web),
                     depends_on=tuple(dict.fromkeys(same.get(d, d) for d in p.depends_on
                                                    if same.get(d, d) != p.id)),
@@ -138,6 +138,54 @@ def outline_from_reply(question: str, reply: str, *, web: bool = True) -> Outlin
         raise ValueError(str(exc)) from exc
     kinds = "+".join(dict.fromkeys(planned.kinds)) or "custom"
     return Outline(question, kinds, items, lang=lang)
+
+
+MAX_TITLE_WORDS = 8
+"""A section title longer than this, or one that repeats the question, is rewritten from what
+the section asks."""
+_ASKING = re.compile(
+    r"^(?:what|which|how|who|where|when|why)(?:\s+(?:are|is|was|were|do|does|did|can|could|"
+    r"should|much|many|the|a|an))*\s+",
+    re.IGNORECASE,
+)
+_LOOSE_END = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "the",
+        "of",
+        "for",
+        "in",
+        "on",
+        "to",
+        "with",
+        "by",
+        "from",
+        "these",
+        "those",
+        "their",
+        "its",
+    ]
+)
+
+
+def section_title(title: str, asks: str, question: str) -> str:
+    """The model's title, or — when it is long or repeats the question (seen: a clause of the
+    question cut at 120 characters) — the first words of what the section asks, without the
+    asking words ("What are the methods used to …" → "Methods used to …"). Latin script only."""
+    title = " ".join(title.split())
+    words = title.split()
+    said = set(tokens(title))
+    repeats = len(words) > 4 and len(said & set(tokens(question))) / len(said) >= DUPLICATE_OVERLAP
+    if CJK_RUN_RE.search(title) or (len(words) <= MAX_TITLE_WORDS and not repeats):
+        return title
+    short = _ASKING.sub("", " ".join(asks.split()).rstrip("?？. ")).split()[:MAX_TITLE_WORDS]
+    while short and short[-1].lower() in _LOOSE_END:
+        short.pop()
+    if not short:
+        return title
+    return short[0][:1].upper() + " ".join(short)[1:]
 
 
 DUPLICATE_OVERLAP = 0.8
