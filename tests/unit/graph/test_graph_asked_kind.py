@@ -122,6 +122,12 @@ def test_a_superlative_needs_a_query_that_picks_one() -> None:
     one = GraphRows(("name",), (("Cy Moreau",),))
     assert superlative_unpicked("Which actor was born earliest?", ALL_BORN, one) == ""
     assert superlative_unpicked("Which films did Ada Stone act in?", ALL_BORN, many) == ""
+    # a limit is no superlative (seen on tugraph at 845291e: "…返回接下来最多100个节点" was
+    # retried five times for "the 最 one" and refused)
+    for limit in ("在所有节点中，跳过第一个节点，并返回接下来最多100个节点。",
+                  "Return at most 100 people.", "Return at least 2 people.", "最少三个人是谁？"):  # fmt: skip
+        assert superlative_unpicked(limit, ALL_BORN, many) == "", limit
+    assert superlative_unpicked("最多100个节点中谁最年长？", ALL_BORN, many)  # 最年长 still is
 
 
 async def test_an_unpicked_superlative_is_retried(

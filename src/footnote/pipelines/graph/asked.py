@@ -73,6 +73,9 @@ def entity_asked(question: str, spec: GraphSpec) -> str:
     return ""
 
 
+_LIMITS = re.compile(
+    r"\bat\s+(?:most|least)\b|最(?:多|少)\s*(?=[0-9一二两三四五六七八九十百千几])", re.IGNORECASE
+)
 _PICKS_ONE = re.compile(r"\bORDER\s+BY\b[\s\S]*\bLIMIT\b|\b(?:min|max)\s*\(", re.I)
 
 
@@ -81,7 +84,8 @@ def superlative_unpicked(question: str, cypher: str, rows: GraphRows) -> str:
     neither orders and limits its rows nor takes a min or max, so several rows came back and
     none of them is said to be the one ("" when it can). `cypher` as written: the server's
     row cap is no pick."""
-    m = re.search(SUPERLATIVE_EN, question, re.I) or re.search(SUPERLATIVE_ZH, question)
+    asked = _LIMITS.sub(" ", question)  # "at most 100", "最多100个": a limit, not a superlative
+    m = re.search(SUPERLATIVE_EN, asked, re.I) or re.search(SUPERLATIVE_ZH, asked)
     if m is None or len(rows.rows) < 2:
         return ""
     if _PICKS_ONE.search(cypher):
