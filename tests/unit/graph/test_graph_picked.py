@@ -40,3 +40,5 @@ def test_no_pick_when_code_cannot_tell() -> None:
     ordered = ALL + " ORDER BY born LIMIT 1"
     assert kept("Which actor was born earliest?", cypher=ordered) is None  # the query picked
     assert kept("Which films did Ada act in?") is None  # no superlative
+    assert kept("返回最多100个人的出生年份。") is None  # a limit, not the largest
+    assert kept("Return the birth years of at most 100 people.") is None

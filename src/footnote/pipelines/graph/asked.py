@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from footnote.pipelines.graph.understand import SUPERLATIVE_EN, SUPERLATIVE_ZH
+from footnote.pipelines.graph.understand import LIMIT_PHRASES, SUPERLATIVE_EN, SUPERLATIVE_ZH
 from footnote.store.graph.base import GraphRows, GraphSpec
 from footnote.textnorm import jieba_segmenter
 from footnote.verify.cypher.guard import write_in_value
@@ -73,9 +73,6 @@ def entity_asked(question: str, spec: GraphSpec) -> str:
     return ""
 
 
-_LIMITS = re.compile(
-    r"\bat\s+(?:most|least)\b|最(?:多|少)\s*(?=[0-9一二两三四五六七八九十百千几])", re.IGNORECASE
-)
 _PICKS_ONE = re.compile(r"\bORDER\s+BY\b[\s\S]*\bLIMIT\b|\b(?:min|max)\s*\(", re.I)
 
 
@@ -84,7 +81,9 @@ def superlative_unpicked(question: str, cypher: str, rows: GraphRows) -> str:
     neither orders and limits its rows nor takes a min or max, so several rows came back and
     none of them is said to be the one ("" when it can). `cypher` as written: the server's
     row cap is no pick."""
-    asked = _LIMITS.sub(" ", question)  # "at most 100", "最多100个": a limit, not a superlative
+    asked = LIMIT_PHRASES.sub(
+        " ", question
+    )  # "at most 100", "最多100个": a limit, not a superlative
     m = re.search(SUPERLATIVE_EN, asked, re.I) or re.search(SUPERLATIVE_ZH, asked)
     if m is None or len(rows.rows) < 2:
         return ""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from footnote.pipelines.graph.asked import superlative_unpicked
+from footnote.pipelines.graph.understand import LIMIT_PHRASES
 from footnote.store.graph.base import GraphRows
 from footnote.verify.graph_answer import value_text
 
@@ -55,7 +56,8 @@ def _number(v: Any) -> float | None:
 
 def _direction(question: str, column: str, values: list[float]) -> tuple[str, str] | None:
     """("max" | "min", the word) the question's one superlative asks for, or None."""
-    hits = [*_WORDS_EN.finditer(question), *_WORDS_ZH.finditer(question)]
+    asked = LIMIT_PHRASES.sub(" ", question)  # "at most 100" picks nothing
+    hits = [*_WORDS_EN.finditer(asked), *_WORDS_ZH.finditer(asked)]
     if len(hits) != 1:
         return None
     m = hits[0]

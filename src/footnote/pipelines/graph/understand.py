@@ -202,6 +202,10 @@ SUPERLATIVE_EN = (
     r"min)\b"
 )
 SUPERLATIVE_ZH = r"最"
+LIMIT_PHRASES = re.compile(
+    r"\bat\s+(?:most|least)\b|最(?:多|少)\s*(?=[0-9一二两三四五六七八九十百千几])", re.IGNORECASE
+)
+"""'at most 100', 'at least 2', '最多100个': a limit on the rows, not a superlative."""
 _EN_CUES: tuple[tuple[str, str], ...] = (
     (r"\b(?:top|first|last|bottom)\b", "a limit"),
     (SUPERLATIVE_EN, "a superlative"),
