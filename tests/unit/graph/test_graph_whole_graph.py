@@ -38,3 +38,27 @@ def test_a_renamed_column_and_its_value_are_no_invented_name() -> None:
     assert ok.ok, ok.reasons
     bad = check_graph_sentence("1967 (SomethingElse 1967).", ["row:0"], shown)
     assert not bad.ok
+
+
+def test_a_request_to_return_rows_is_answered_by_them_when_the_models_sentence_fails() -> None:
+    """Seen on tugraph at 845291e: "返回数据库中的所有节点。" ran `MATCH (n) RETURN n` (171
+    rows); the model wrote "The database contains 10 nodes." (it saw 10), the sentence failed,
+    and the answer was refused "the rows of this query do not state what the question asks"."""
+    from footnote.models.fake import FakeChatModel
+    from footnote.models.ledger import Ledger
+    from footnote.models.roles import RoleModel
+    from footnote.pipelines.graph.answer import compose_answer, is_listing
+    from footnote.store.graph.base import GraphRows
+
+    assert is_listing("返回数据库中的所有节点。") and is_listing("List all people born after 1960.")
+    assert not is_listing("How many people are there?") and not is_listing("谁导演了黑客帝国？")
+    rows = GraphRows(("n",), tuple(({"name": f"P{i}", "born": 1960 + i},) for i in range(12)))
+    reply = '{"sentences": [{"text": "The database contains 10 nodes.", "rows": ["row:0"]}]}'
+
+    def compose(rows_asked: bool) -> object:
+        model = RoleModel("compose", FakeChatModel([reply]), ledger=Ledger(), external=False)
+        return compose_answer("返回数据库中的所有节点。", rows, model=model, rows_asked=rows_asked)
+
+    refused, listed = compose(False), compose(True)
+    assert refused.sentences == ()  # type: ignore[attr-defined]
+    assert listed.method == "template" and "P0" in listed.sentences[0].text  # type: ignore[attr-defined]

@@ -172,6 +172,7 @@ def compose_answer(
     judge: Judge | None = None,
     vocabulary: Collection[str] | None = None,
     nothing_missing: bool = False,
+    rows_asked: bool = False,
     named: Sequence[str] = (),
     bounds: Mapping[str, str] | None = None,
 ) -> Composed:
@@ -181,7 +182,9 @@ def compose_answer(
     `vocabulary` (the schema's words; None: words unchecked); the model's sentences also by
     `judge` (entailment).
     No sentences (method "model") when the model stated values or words the rows lack, or
-    wrote none (the rows do not answer the question) — unless `nothing_missing` (the caller
+    wrote none (the rows do not answer the question) — unless the question asks for the rows
+    themselves (`rows_asked`: "返回所有节点", "List the films …", with nothing asked the schema
+    lacks; then they are rendered by template whatever the model wrote), or `nothing_missing` (the caller
     found nothing asked that the schema and rows lack): then a model that writes nothing is
     not believed, and the rows are rendered by template."""
     shown = ShownRows.of(rows, max_rows, params)
@@ -207,9 +210,12 @@ def compose_answer(
             added = _checked_templates(rows, answer_template, max_rows, shown, vocabulary, left)
             sents = [*verdict.sentences, *added, *_more_rows(rows, max_rows)]
             return Composed(tuple(sents), verdict, "model", completed=len(added))
-        if (declined and not nothing_missing) or (
-            any(c.cited and any(c.missing.values()) for c in verdict.checks)
-            and not embellished(verdict, question)
+        if not rows_asked and (
+            (declined and not nothing_missing)
+            or (
+                any(c.cited and any(c.missing.values()) for c in verdict.checks)
+                and not embellished(verdict, question)
+            )
         ):
             return Composed((), verdict, "model", verdict)  # the rows do not hold the answer
         discarded: GraphVerdict | None = verdict
@@ -218,6 +224,19 @@ def compose_answer(
     verdict = _template_verdict(rows, answer_template, max_rows, shown, vocabulary, None)
     sents = [*verdict.sentences, *_more_rows(rows, max_rows)]
     return Composed(tuple(sents), verdict, "template", discarded)
+
+
+_LISTING = re.compile(
+    r"^\s*(?:please\s+)?(?:return|list|show|display|retrieve|give me|get)\b"
+    r"|^\s*请?(?:返回|列出|显示|检索|给出|获取)",
+    re.IGNORECASE,
+)
+
+
+def is_listing(question: str) -> bool:
+    """Whether the question is a command to return rows ("返回…", "List …"), not a question
+    whose answer a sentence states."""
+    return _LISTING.search(question) is not None
 
 
 def embellished(verdict: GraphVerdict, question: str) -> bool:

@@ -60,7 +60,7 @@ from footnote.models import judge_support
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.pipelines.graph.aligned import align_mentions
-from footnote.pipelines.graph.answer import asked_gap, compose_answer, selected_by
+from footnote.pipelines.graph.answer import asked_gap, compose_answer, is_listing, selected_by
 from footnote.pipelines.graph.asked import write_request
 from footnote.pipelines.graph.clarify import (
     QUERY_WORDS,
@@ -324,6 +324,12 @@ class GraphQAPipeline:
                 )
             return
         model = self._answer_model()
+        gap_free = (
+            missing_property(
+                question, self.spec, self._found, self._names, " ".join(row_words(rows))
+            )
+            is None
+        )
         yield Status("compose", "writing the answer from the rows")
         with self.trace.span("compose", "model" if model else "template") as span:
             composed = await asyncio.to_thread(
@@ -342,11 +348,8 @@ class GraphQAPipeline:
                 vocabulary=self._vocabulary,
                 named=selected_by(self._found, o.params, self._shown or o.cypher),
                 bounds=query_bounds(o.cypher, o.params),
-                nothing_missing=o.source == "template"  # a model's column aliases prove nothing
-                and missing_property(
-                    question, self.spec, self._found, self._names, " ".join(row_words(rows))
-                )
-                is None,
+                nothing_missing=o.source == "template" and gap_free,  # aliases prove nothing
+                rows_asked=is_listing(question) and gap_free,
             )
             v = composed.verdict
             span.update(
