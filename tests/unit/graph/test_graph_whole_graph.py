@@ -62,3 +62,25 @@ def test_a_request_to_return_rows_is_answered_by_them_when_the_models_sentence_f
     refused, listed = compose(False), compose(True)
     assert refused.sentences == ()  # type: ignore[attr-defined]
     assert listed.method == "template" and "P0" in listed.sentences[0].text  # type: ignore[attr-defined]
+
+
+def test_asking_for_a_nodes_information_asks_for_what_it_holds() -> None:
+    """Seen on tugraph at 77f9ebc: "返回名字是Carrie-Anne Moss的节点的信息是什么？" was refused
+    "the graph does not hold 节点的信息"."""
+    from footnote.pipelines.graph.clarify import missing_property
+
+    for q in ("返回名字是Carrie-Anne Moss的节点的信息是什么？", "Carrie-Anne Moss的详细资料是什么？",
+              "What is the information of Carrie-Anne Moss?"):  # fmt: skip
+        assert missing_property(q, SPEC, [], ["Carrie-Anne Moss"]) is None, q
+    assert missing_property("Carrie-Anne Moss的身高是多少？", SPEC, [], ["Carrie-Anne Moss"])
+
+
+def test_a_command_to_return_rows_may_follow_a_clause() -> None:
+    """Seen on tugraph at 77f9ebc: "在数据库中的所有节点中，跳过第一个节点，并返回接下来最多100个
+    节点。" is a command to return rows, as "返回…" is."""
+    from footnote.pipelines.graph.answer import is_listing
+
+    assert is_listing("在数据库中的所有节点中，跳过第一个节点，并返回接下来最多100个节点。")
+    assert is_listing("Skip the first node and return the next 100 nodes.")
+    assert not is_listing("谁导演了黑客帝国？")
+    assert not is_listing("Which films did Tom Hanks act in, and when did they return?")

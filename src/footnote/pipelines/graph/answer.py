@@ -227,15 +227,15 @@ def compose_answer(
 
 
 _LISTING = re.compile(
-    r"^\s*(?:please\s+)?(?:return|list|show|display|retrieve|give me|get)\b"
-    r"|^\s*请?(?:返回|列出|显示|检索|给出|获取)",
+    r"(?:^|[,;.]\s*|\b(?:and|then)\s+)(?:please\s+)?(?:return|list|show|display|retrieve|"
+    r"give me|get)\b|(?:^|[，,；;。]|并|然后|再)\s*请?(?:返回|列出|显示|检索|给出|获取)",
     re.IGNORECASE,
 )
 
 
 def is_listing(question: str) -> bool:
-    """Whether the question is a command to return rows ("返回…", "List …"), not a question
-    whose answer a sentence states."""
+    """Whether the question is (or ends in) a command to return rows ("返回…", "…，并返回…",
+    "List …", "… and return …"), not a question whose answer a sentence states."""
     return _LISTING.search(question) is not None
 
 

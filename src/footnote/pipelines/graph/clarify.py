@@ -107,6 +107,9 @@ GRAPH_WORDS = re.compile(
     r"\b(?:nodes?|relationships?|edges?|vertex|vertices)\b|节点|顶点|关系", re.IGNORECASE
 )
 """Words for the graph's own parts: a question asking for its nodes names what it holds."""
+_EVERYTHING = frozenset({"information", "info", "details", "detail", "properties"})
+_ZH_EVERYTHING = ("信息", "资料", "详情", "属性")
+"""Words asking for all a node holds, never for one property it lacks."""
 _PLACE = "\ue000"
 _WORDS = re.compile(r"[A-Za-z][A-Za-z-]*")
 
@@ -245,7 +248,7 @@ def missing_property(
     Y, Z" (Y, Z the properties of the aligned entities' labels, else of every label);
     `known`: more text whose words count as held (a result's columns and values)."""
     stems, zh_keys = _vocabulary(spec)
-    stems |= _stems(FRAME_WORDS | QUERY_WORDS) | _stems(_WORDS.findall(known))
+    stems |= _stems(FRAME_WORDS | QUERY_WORDS | _EVERYTHING) | _stems(_WORDS.findall(known))
     names = [*names, *(n for a in found for n in _names(a))]
     q = _masked(question, names)
     props = _held(spec, found)
@@ -257,6 +260,8 @@ def missing_property(
         if any(not _known(w, stems) for w in asked):
             return _gap(" ".join(asked), props, IN_SLOT)
     for z in [*_ZH_SLOT.finditer(q), *_ZH_COUNTED.finditer(q)]:
+        if z["a"].endswith(_ZH_EVERYTHING):  # "节点的信息": all it holds
+            continue
         if z["a"] not in ZH_ASKING and not _zh_known(z["a"], stems, zh_keys):
             return _gap(z["a"], props, IN_SLOT)
     latin = [w for w in _WORDS.findall(q) if len(w) > 2 and not _known(w, stems)]
