@@ -166,3 +166,13 @@ async def test_no_checked_sentence_is_a_refusal_not_an_empty_answer(
         films.spec = spec
     assert p.outcome.status == "refused" and final.answer.support_score == 0.0
     assert "could be checked" in p.outcome.reason and "2020" in p.outcome.reason
+
+
+def test_a_sentence_the_model_repeats_is_said_once() -> None:
+    """Seen on tugraph at 77f9ebc: "Meg Ryan was born in 1961. Meg Ryan was born in 1961.\""""
+    rows = GraphRows(("name", "born"), (("Meg Ryan", 1961),))
+    s = '{"text": "Meg Ryan was born in 1961.", "rows": ["row:0"]}'
+    out = compose_answer(
+        "When was Meg Ryan born?", rows, model=composer(f'{{"sentences": [{s}, {s}]}}')
+    )
+    assert [x.text for x in out.sentences] == ["Meg Ryan was born in 1961."]

@@ -253,6 +253,17 @@ def test_the_small_models_old_syntax_and_missing_return_are_repaired() -> None:
     assert extract_cypher(kept) == kept
     assert extract_cypher("MATCH () RETURN count(*)") == "MATCH () RETURN count(*)"
     assert extract_cypher("MATCH ()-->() SKIP 1") == "MATCH ()-->() SKIP 1"  # nothing to return
+    # ORDER BY before RETURN (seen on tugraph at 77f9ebc) goes after the projection
+    assert (
+        extract_cypher(
+            "MATCH (n:Person) WHERE n.name >= $name ORDER BY n.name RETURN n.name AS name LIMIT 5"
+        )
+        == "MATCH (n:Person) WHERE n.name >= $name RETURN n.name AS name ORDER BY n.name LIMIT 5"
+    )
+    with_clause = "MATCH (n) WITH n ORDER BY n.x LIMIT 3 RETURN n"
+    assert extract_cypher(with_clause) == with_clause  # WITH … ORDER BY is Cypher
+    union = "MATCH (a) RETURN a ORDER BY a.x UNION MATCH (b) RETURN b"
+    assert extract_cypher(union) == union
 
 
 def test_a_leading_explain_in_the_models_query_is_dropped() -> None:

@@ -46,6 +46,18 @@ def test_one_parameter_left_gets_the_one_value_left_and_nothing_is_guessed() -> 
     assert literal_params("MATCH (a) WHERE a.name = $who RETURN a", {}, "Who is it?") == {}
 
 
+def test_a_property_the_question_names_is_no_value_whether_or_not_the_query_uses_it() -> None:
+    """Seen on tugraph at 77f9ebc: "…返回所有节点的name和born属性值" bound $name to 'Peter' on the
+    first try; the retry's query (`RETURN n`) no longer used `born`, so 'born' counted as a
+    value, two values met one parameter and nothing was bound on any later rung."""
+    q = "筛选出名称在字典序上等于或在'Peter'之后的所有节点，返回所有节点的name和born属性值。"
+    retry = "MATCH (n:Person) WHERE n.name >= $name RETURN n ORDER BY n.name"
+    assert literal_params(retry, {}, q) == {}
+    assert literal_params(retry, {}, q, schema_names={"name", "born", "Person"}) == {
+        "name": "Peter"
+    }
+
+
 def test_numbered_parameters_take_the_values_in_the_order_both_write_them() -> None:
     """Seen on tugraph at 5e0742a: "名字在Andres和Tobias之间的人" got `$name1` and `$name2`, left
     unbound (two values, two parameters). Numbered alike and first used in number order, they

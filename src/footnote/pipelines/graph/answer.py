@@ -208,7 +208,8 @@ def compose_answer(
         if verdict.sentences:
             left = uncovered_rows([s.text for s in verdict.sentences], rows, max_rows)
             added = _checked_templates(rows, answer_template, max_rows, shown, vocabulary, left)
-            sents = [*verdict.sentences, *added, *_more_rows(rows, max_rows)]
+            said = list({s.text: s for s in verdict.sentences}.values())  # a repeat said once
+            sents = [*said, *added, *_more_rows(rows, max_rows)]
             return Composed(tuple(sents), verdict, "model", completed=len(added))
         if not rows_asked and (
             (declined and not nothing_missing)

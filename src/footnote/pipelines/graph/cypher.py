@@ -120,18 +120,28 @@ _OLD_PARAM = re.compile(
     r"(?P<before>(?:[:=<>,(\[+]|\bIN)\s*)\{\s*(?P<name>[A-Za-z_]\w*)\s*\}", re.I
 )
 _TAIL = re.compile(r"\s+(?:ORDER\s+BY|SKIP|LIMIT)\b", re.I)
+_ORDER_FIRST = re.compile(
+    r"(?P<head>(?:(?!\b(?:WITH|RETURN|UNION)\b)[\s\S])*?)"
+    r"(?P<order>\s+ORDER\s+BY\s+(?:(?!\b(?:RETURN|WITH|UNION|MATCH)\b)[\s\S])+?)"
+    r"(?P<ret>\s+RETURN\s+(?:(?!\b(?:SKIP|LIMIT|ORDER)\b)[\s\S])+?)"
+    r"(?P<tail>\s+(?:SKIP|LIMIT)\b[\s\S]*)?$",
+    re.IGNORECASE,
+)
 _VARIABLE = re.compile(r"[(\[]\s*(?P<v>[A-Za-z_]\w*)")
 
 
 def repaired(cypher: str) -> str:
-    """`cypher` with Cypher 3's parameter syntax (`{name}` → `$name`) and a missing RETURN
-    (`MATCH (n) SKIP 1 LIMIT 100` → `… RETURN n SKIP 1 …`, the pattern's variables) put
-    right, outside string literals; anything else unchanged."""
+    """`cypher` with Cypher 3's parameter syntax (`{name}` → `$name`), an ORDER BY written
+    before the RETURN (moved after the projection) and a missing RETURN (`MATCH (n) SKIP 1
+    LIMIT 100` → `… RETURN n SKIP 1 …`, the pattern's variables) put right, outside string
+    literals; anything else unchanged."""
     parts = _STRING.split(cypher)
     strings = _STRING.findall(cypher)
     code = [_OLD_PARAM.sub(lambda m: f"{m['before']}${m['name']}", p) for p in parts]
     text = "".join(c + (strings[i] if i < len(strings) else "") for i, c in enumerate(code))
     bare = " ".join(code)
+    if not strings and (m := _ORDER_FIRST.match(text)):  # ORDER BY written before RETURN
+        return f"{m['head']}{m['ret']} {m['order'].strip()}{m['tail'] or ''}"
     if re.search(r"\bRETURN\b", bare, re.I) or not re.match(
         r"\s*(?:OPTIONAL\s+)?MATCH\b", bare, re.I
     ):

@@ -202,6 +202,11 @@ class CypherLadder:
         self._last = ""
         self._empty: list[Ran] = []
         """Runs that matched nothing, kept in case no rung matches anything."""
+        spec = store.spec
+        self._schema_names = {*spec.nodes, *spec.relationships}
+        self._schema_names |= {p for t in spec.nodes.values() for p in t.properties}
+        self._schema_names |= {p for r in spec.relationships.values() for p in r.properties}
+        """Labels, types and properties: words a question names them by, never its values."""
         self._question = ""
         self._misfit: list[tuple[Ran, str]] = []
         """Runs whose rows cannot answer the kind of thing asked, and why."""
@@ -525,7 +530,7 @@ class CypherLadder:
         if turned:  # an arrow against the schema matches nothing: the relationship was meant
             self.trace.add("directions", source, {"turned": turned}, time.time(), 0.0)
         if source not in ("template", "relaxed") and (
-            bound := literal_params(cypher, params, self._question)
+            bound := literal_params(cypher, params, self._question, schema_names=self._schema_names)
         ):  # a value the user typed, lifted by the model into a parameter of its own
             params = {**params, **bound}
             self.trace.add("literals", source, {"bound": bound}, time.time(), 0.0)

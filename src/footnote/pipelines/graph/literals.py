@@ -14,7 +14,7 @@ other: the guard checks the query and the value never becomes query text.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from footnote.pipelines.graph.outcome import latin_runs
@@ -41,11 +41,14 @@ def _squashed(text: str) -> str:
     return re.sub(r"[\W_]+", "", text).casefold()
 
 
-def literal_params(cypher: str, params: Mapping[str, Any], question: str) -> dict[str, str]:
+def literal_params(
+    cypher: str, params: Mapping[str, Any], question: str, *, schema_names: Collection[str] = ()
+) -> dict[str, str]:
     """Bindings for the parameters of `cypher` that `params` has no value for: a parameter
     spelled like one of the question's values gets it; then, when exactly one parameter and
-    exactly one value (not a parameter's, not a name the query uses, not one letter) are left,
-    that one. Nothing else."""
+    exactly one value (not a parameter's, not a name the query or the schema uses —
+    `schema_names`: its labels and properties —, not one letter) are left, that one; or
+    numbered parameters in order. Nothing else."""
     try:
         s = scan(cypher)
     except CypherSyntaxError:
@@ -59,6 +62,7 @@ def literal_params(cypher: str, params: Mapping[str, Any], question: str) -> dic
     taken = {_squashed(str(v)) for v in params.values()}
     taken |= {_squashed(t.value if t.kind == "name" else t.text)
               for t in s.tokens if t.kind in ("word", "name")}  # fmt: skip
+    taken |= {_squashed(n) for n in schema_names}  # "返回name和born属性": properties, not values
     values = [v for v in question_literals(question)
               if _squashed(v) not in taken and len(_squashed(v)) > 1]  # fmt: skip
     out: dict[str, str] = {}
