@@ -175,3 +175,20 @@ def test_the_pipeline_judges_each_part_with_the_question_and_a_no_uncovers_the_i
     (_brief, yes), _ = _checklist(tmp_path / "yes", web, "Yes")
     assert not yes.unanswered
     assert not any("do not answer" in r for r in yes.reasons)
+
+
+def test_a_which_question_is_left_to_the_judge_not_to_the_factoid_focus_rule() -> None:
+    """Seen in the multi-document run at f0a8071 (md-02): "Which methods or models do they
+    use?" was marked unanswered by code — "nothing cited says the answer is the method" — over
+    "The paper uses chunked timelines of tweets and a recurrent neural model …". Ask's rule for
+    a factoid "which X" answer is too strict for a chapter: code checks the form of values only,
+    and the judge, with the question, decides the rest."""
+    item = OutlineItem("methods", "Methods", "Which methods or models do they use?")
+    card = EvidenceCard("card_m", "We use a recurrent neural model over chunked timelines.",
+                        "We use a recurrent neural model over chunked timelines.", "p. 2",
+                        source_id="s1")  # fmt: skip
+    claims = [Claim("c0", "The paper uses a recurrent neural model over chunked timelines.",
+                    ("card_m",), verdict="supported")]  # fmt: skip
+    assert answered(item.asks, claims, {"card_m": card}).unanswered == ()
+    echo = [Claim("c1", "Which methods or models do they use?", ("card_m",), verdict="supported")]
+    assert answered(item.asks, echo, {"card_m": card}).unanswered  # an echo still fails

@@ -6,7 +6,8 @@ large are they?" has two) is checked in turn:
 
 - by code, as ask checks its sentences (`verify.responsive.check_responsive`): a claim that
   restates the question, says yes or no to an open one, or lacks a value of the asked type (no
-  number for "how large") does not answer the part;
+  number for "how large") does not answer the part (ask's softer rules for a factoid "which X"
+  answer are left to the judge: a chapter's claims rarely call a method "the method");
 - then, where a judge model is bound, by the judge with the research question and the part:
   P(the claims code kept answer it) ≥ `ANSWERED_P`. A judge refused by the budget, the licence
   gate or a model error leaves the code check, and the checklist says so.
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 from footnote.errors import BudgetExceeded, LicenceRefused, ModelError
 from footnote.types import Claim, EvidenceCard
-from footnote.verify.question import analyse_question, split_parts
+from footnote.verify.question import VALUE_TYPES, analyse_question, split_parts
 from footnote.verify.responsive import check_responsive
 
 ANSWERED_P = 0.5
@@ -66,7 +67,7 @@ def answered(
         for claim in supported:
             cited = [cards[i].snippet for i in claim.card_ids if i in cards]
             finding = check_responsive(claim.text, part, analysis, cited=cited)
-            if finding is None:
+            if finding is None or (not finding.hard and analysis.answer_type not in VALUE_TYPES):
                 kept.append(claim)
             else:
                 why = why or finding.reason
