@@ -176,3 +176,21 @@ def test_a_sentence_the_model_repeats_is_said_once() -> None:
         "When was Meg Ryan born?", rows, model=composer(f'{{"sentences": [{s}, {s}]}}')
     )
     assert [x.text for x in out.sentences] == ["Meg Ryan was born in 1961."]
+
+
+def test_a_node_returned_whole_reads_as_its_name_and_properties() -> None:
+    """Seen on tugraph at 8d25497: `MATCH (n) RETURN n` was rendered '{"born": 1964, "name":
+    "Keanu Reeves"}.' per row."""
+    from footnote.pipelines.graph.answer import row_sentence, template_sentences
+
+    assert row_sentence(("n",), ({"born": 1964, "name": "Keanu Reeves"},)) == (
+        "Keanu Reeves (born 1964)."
+    )
+    assert row_sentence(("n",), ({"title": "Top Gun", "released": 1986, "tagline": None},)) == (
+        "Top Gun (released 1986)."
+    )
+    one = GraphRows(("n",), (({"born": 1964, "name": "Keanu Reeves"},),))
+    ((text, ids),) = template_sentences(one, "", 10)
+    assert text == "Keanu Reeves (born 1964)."
+    shown = ShownRows.of(one, 10, {})
+    assert check_graph_sentence(text, ids, shown).ok

@@ -89,16 +89,37 @@ def template_sentences(
         values = {c: value_text(v) for c, v in zip(rows.columns, r, strict=False)}
         if answer_template and fields <= set(values):
             out.append((answer_template.format(**values), [row_id(i)]))
-        elif len(rows.columns) == 1 and len(rows.rows) == 1:
+        elif len(rows.columns) == 1 and len(rows.rows) == 1 and not isinstance(r[0], dict):
             out.append((f"The answer is {value_text(r[0])}.", [row_id(i)]))
         else:
             out.append((row_sentence(rows.columns, r), [row_id(i)]))
     return out
 
 
+def _flat(columns: Sequence[str], row: Sequence[Any]) -> tuple[list[str], list[Any]]:
+    """A row with each whole node or relationship (a map) spread into its properties, its
+    name or title first."""
+    cols: list[str] = []
+    vals: list[Any] = []
+    for c, v in zip(columns, row, strict=False):
+        if isinstance(v, dict) and v:
+            for k in sorted(v, key=lambda k: (not _NAMING.search(k), k)):
+                cols.append(str(k))
+                vals.append(v[k])
+        else:
+            cols.append(c)
+            vals.append(v)
+    return cols, vals
+
+
+_NAMING = re.compile(r"^(?:name|title)$|name$", re.IGNORECASE)
+
+
 def row_sentence(columns: Sequence[str], row: Sequence[Any]) -> str:
     """One row as a sentence: its first value, then the others by column name
-    ("The Polar Express (released 2004)."), not a `column: value` dump."""
+    ("The Polar Express (released 2004)."), not a `column: value` dump; a whole node reads
+    as its name and properties ("Keanu Reeves (born 1964).")."""
+    columns, row = _flat(columns, row)
     values = [value_text(v) for v in row]
     if not values:
         return ""
