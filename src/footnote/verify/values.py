@@ -165,6 +165,10 @@ def _name_known(name: str, known: str) -> bool:
     head = _TRAILING_NUMBERS.sub("", n)  # "SomethingTotallyDifferent 1967": a column, its value
     if head != n and head and _occurs(head, known):
         return True
+    words = n.split()
+    for i in range(1, len(words)):  # "<column> <value>" as a row states it ("column: value")
+        if _occurs(f"{' '.join(words[:i])}: {' '.join(words[i:])}", known):
+            return True
     parts = [p for p in re.split(r"\s+(?:and|&)\s+|,\s*", n) if p]
     return len(parts) > 1 and all(_occurs(p, known) for p in parts)
 

@@ -38,6 +38,13 @@ def test_a_renamed_column_and_its_value_are_no_invented_name() -> None:
     assert ok.ok, ok.reasons
     bad = check_graph_sentence("1967 (SomethingElse 1967).", ["row:0"], shown)
     assert not bad.ok
+    # a renamed column holding a name: "<column> <value>" as the template writes it (seen on
+    # tugraph at 8d25497), never two known words glued into a name no row holds
+    named = ShownRows({"row:0": "born: 1967; SomethingTotallyDifferent: Carrie-Anne Moss"})
+    said = "1967 (SomethingTotallyDifferent Carrie-Anne Moss)."
+    assert check_graph_sentence(said, ["row:0"], named).ok
+    two = ShownRows({"row:0": "name: Tom Cruise", "row:1": "name: Colin Hanks"})
+    assert not check_graph_sentence("Tom Hanks acted.", ["row:0", "row:1"], two).ok
 
 
 def test_a_request_to_return_rows_is_answered_by_them_when_the_models_sentence_fails() -> None:
