@@ -234,3 +234,27 @@ def test_a_section_titled_with_the_question_gets_a_short_title_from_what_it_asks
     assert first.title == "Methods used to build and evaluate word embeddings"
     assert first.asks.startswith("What are the methods")  # what it asks is kept whole
     assert second.title == "Training data"  # a title of its own stays
+
+
+def test_a_question_about_papers_gets_no_market_outline_from_the_model() -> None:
+    """Seen in the multi-document run at f0a8071 (md-04): "What do these papers gain by
+    fine-tuning pre-trained BERT-base …?" was planned by the model as "What is the current
+    market size …", "What are the recent trends …" (kinds market_size+trends+literature_review).
+    A question about papers is a literature review: such an outline is invalid, and the
+    literature-review template stands in, saying why."""
+    q = ("What do these papers gain by fine-tuning pre-trained BERT-base on their task, against "
+         "which baselines, and why not BERT-large?")  # fmt: skip
+    market = {"kinds": ["market_size", "trends", "literature_review"], "items": [
+        item("size", "What is the current market size of fine-tuned BERT models?"),
+        item("trends", "What are the recent trends in fine-tuning BERT?"),
+    ]}  # fmt: skip
+    fn, _ = planner(market)
+    planned = plan_outline(q, fn)
+    assert planned.by == "template" and planned.outline.template == "literature_review"
+    assert "about papers" in planned.note
+    review = {"kinds": ["literature_review"], "items": [
+        item("gains", "What do the papers gain by fine-tuning BERT-base?"),
+        item("baselines", "Against which baselines do they compare?"),
+    ]}  # fmt: skip
+    fn, _ = planner(review)
+    assert plan_outline(q, fn).by == "model"

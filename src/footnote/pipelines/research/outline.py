@@ -50,11 +50,16 @@ _ABOUT_PAPERS = re.compile(
 it asks ("how large are the datasets in these papers" is no market-size question)."""
 
 
+def about_papers(question: str) -> bool:
+    """Whether the question is about papers ("these papers", "这几篇论文")."""
+    return _ABOUT_PAPERS.search(question) is not None
+
+
 def choose_template(question: str) -> str:
     """Literature review for a question about papers; else the template whose keywords the
     question uses most (literature review otherwise)."""
     q = question.lower()
-    if _ABOUT_PAPERS.search(q):
+    if about_papers(q):
         return "literature_review"
     best, hits = "literature_review", 0
     for kind in TEMPLATE_KINDS:

@@ -22,6 +22,7 @@ from footnote.models.base import Message
 from footnote.models.jsontext import find_json_object
 from footnote.pipelines.research.outline import (
     TEMPLATE_KINDS,
+    about_papers,
     check_items,
     load_template,
     propose_outline,
@@ -119,6 +120,9 @@ def outline_from_reply(question: str, reply: str, *, web: bool = True) -> Outlin
     unknown = [k for k in planned.kinds if k not in TEMPLATE_KINDS]
     if unknown:
         raise ValueError(f"unknown report kinds {unknown}")
+    other = [k for k in planned.kinds if k != "literature_review"]
+    if other and about_papers(question):
+        raise ValueError(f"a question about papers is a literature review, not {'+'.join(other)}")
     lang = text_lang(question)
     foreign = [p.id for p in planned.items if lang in LANGUAGE_NAMES and text_lang(p.asks) != lang]
     if foreign:
