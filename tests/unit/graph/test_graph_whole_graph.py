@@ -91,3 +91,16 @@ def test_a_command_to_return_rows_may_follow_a_clause() -> None:
     assert is_listing("Skip the first node and return the next 100 nodes.")
     assert not is_listing("谁导演了黑客帝国？")
     assert not is_listing("Which films did Tom Hanks act in, and when did they return?")
+
+
+def test_database_and_based_on_ask_for_nothing_the_graph_lacks() -> None:
+    """Seen on the neo4j text2cypher sample at 0b13c12: "Who are the 3 youngest directors in
+    the database?" was refused "the graph does not hold database", and "List the top 5
+    customers based on the number of orders made." "… does not hold based"."""
+    from footnote.pipelines.graph.clarify import missing_property
+
+    for q in ("Who are the 3 youngest people in the database?",
+              "List the top 5 people based on the year they were born.",
+              "数据库中最年轻的三个人是谁？"):  # fmt: skip
+        assert missing_property(q, SPEC, []) is None, q
+    assert missing_property("Who are the 3 tallest people in the database?", SPEC, [])

@@ -58,7 +58,7 @@ _QUERY_TEXT = """oldest youngest newest latest earliest first last most least mo
     people person thing things something anything everything one ones kind type sort
     order ordered ordering item items year years recent recently currently still
     together alone both either neither any all some few several greater greatest equal
-    equals smaller alphabetical alphabetically"""
+    equals smaller alphabetical alphabetically database databases data based basis"""
 QUERY_WORDS = frozenset(_QUERY_TEXT.split())
 """Words of asking and of query logic (comparison, aggregation, ordering): never an
 attribute the graph must hold."""
