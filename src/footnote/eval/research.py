@@ -89,6 +89,25 @@ def research_overrides(web: FixtureWeb) -> dict[str, Any]:
             "allow_loopback": True, "resolve": {"*.example": "127.0.0.1"}}  # fmt: skip
 
 
+def confirmed_on_fixture_web(
+    path: Path, web: FixtureWeb, question: str, item_ids: Sequence[str], **research: Any
+) -> tuple[Workspace, str]:
+    """A workspace searching the fixture web (no bound model; `research` settings added) and a
+    run of `question` whose proposed outline is confirmed with the items `item_ids` alone."""
+    from footnote.serialize import to_plain
+    from footnote.workspace.research import confirm_outline, start_research
+
+    overrides = {
+        "research": research_overrides(web) | research,
+        "models": {"judge": {"url": ""}, "compose": {"url": ""}, "understand": {"url": ""}},
+    }
+    ws = Workspace.open(path, overrides=overrides)
+    run_id, outline = start_research(ws, question)
+    keep = [i for i in outline.items if i.id in item_ids]
+    confirm_outline(ws, run_id, {"items": [to_plain(i) for i in keep]})
+    return ws, run_id
+
+
 def _judge(ws: Workspace) -> Callable[[Sequence[str]], Judge] | None:
     """The scorer's judge for a brief, given the labels of the brief's cards (the licence gate
     sees them like any other call), or None without a bound judge."""

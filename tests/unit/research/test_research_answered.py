@@ -16,7 +16,7 @@ import pytest
 
 from footnote.errors import BudgetExceeded
 from footnote.eval.fixture_web import FixtureWeb
-from footnote.eval.research import research_overrides
+from footnote.eval.research import confirmed_on_fixture_web
 from footnote.models import judge_support
 from footnote.models.base import Capabilities, Message
 from footnote.models.budget import Budget
@@ -26,10 +26,8 @@ from footnote.models.roles import RoleModel
 from footnote.pipelines.research.answered import answered
 from footnote.pipelines.research.checks import coverage
 from footnote.pipelines.research.models import ResearchModels
-from footnote.serialize import to_plain
 from footnote.types import Claim, EvidenceCard, OutlineItem
-from footnote.workspace import Workspace
-from footnote.workspace.research import ResearchParts, confirm_outline, run_research, start_research
+from footnote.workspace.research import ResearchParts, run_research
 
 ITEM = OutlineItem("data", "Datasets", "Which datasets do they use, and how large are they?")
 CARDS = {
@@ -130,14 +128,7 @@ def _judge(says_answered: str) -> Callable[[Sequence[Message]], str]:
 def _checklist(
     path: Path, web: FixtureWeb, says_answered: str
 ) -> tuple[tuple[Any, Any], list[str]]:
-    overrides = {
-        "research": research_overrides(web) | {"model_claims": False},
-        "models": {"judge": {"url": ""}, "compose": {"url": ""}, "understand": {"url": ""}},
-    }  # fmt: skip
-    ws = Workspace.open(path, overrides=overrides)
-    run_id, outline = start_research(ws, MARKET_Q)
-    keep = [i for i in outline.items if i.id == "size"]
-    confirm_outline(ws, run_id, {"items": [to_plain(i) for i in keep]})
+    ws, run_id = confirmed_on_fixture_web(path, web, MARKET_Q, ["size"], model_claims=False)
     caps = Capabilities(json_schema=True)
     select = RoleModel("understand", FakeChatModel(_select, name="fake:u", caps=caps),
                        ledger=Ledger(), external=False)  # fmt: skip

@@ -18,7 +18,7 @@ import pytest
 
 from footnote.errors import BudgetExceeded
 from footnote.eval.fixture_web import FixtureWeb
-from footnote.eval.research import research_overrides
+from footnote.eval.research import confirmed_on_fixture_web
 from footnote.models.base import Capabilities, Message
 from footnote.models.budget import Budget
 from footnote.models.fake import FakeChatModel
@@ -26,15 +26,12 @@ from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
 from footnote.pipelines.research.claims import check_claim, claim_messages, write_claims
 from footnote.pipelines.research.models import ResearchModels
-from footnote.serialize import to_plain
 from footnote.types import EvidenceCard
 from footnote.workspace import Workspace
 from footnote.workspace.research import (
     ResearchParts,
-    confirm_outline,
     research_store,
     run_research,
-    start_research,
 )
 
 MARKET_Q = "How large is Veldmark's battery recycling market, and how fast is it expected to grow?"
@@ -68,14 +65,7 @@ def web() -> Iterator[FixtureWeb]:
 
 
 def _run(path: Path, web: FixtureWeb, **research: Any) -> tuple[Workspace, str, FakeChatModel]:
-    overrides = {
-        "research": research_overrides(web) | research,
-        "models": {"judge": {"url": ""}, "compose": {"url": ""}, "understand": {"url": ""}},
-    }  # fmt: skip
-    ws = Workspace.open(path, overrides=overrides)
-    run_id, outline = start_research(ws, MARKET_Q)
-    keep = [i for i in outline.items if i.id == "size"]
-    confirm_outline(ws, run_id, {"items": [to_plain(i) for i in keep]})
+    ws, run_id = confirmed_on_fixture_web(path, web, MARKET_Q, ["size"], **research)
     select, fake = _role(_understand)
 
     async def go() -> list[Any]:
