@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,12 +144,20 @@ def test_no_confirmation_leaves_no_proposed_run(ws: Path) -> None:
     assert _runs(ws) == []
 
 
+def _default_sigint() -> None:
+    """A suite started in the background (`pytest … &`) ignores SIGINT, and a child inherits
+    that: Python then never raises KeyboardInterrupt and ^C at the prompt does nothing. The
+    terminal a user types ^C in delivers it; so does this one."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _terminal(ws: Path) -> pexpect.spawn:
     env = {**os.environ, "PYTHONPATH": str(SRC), "NO_COLOR": "1", "TERM": "dumb",
            "COLUMNS": "200"}  # fmt: skip
     child = pexpect.spawn(sys.executable, ["-m", "footnote.cli", "research", Q, "-w", str(ws),
                                            "--budget-tokens", "5000", "--json"],
-                          env=env, encoding="utf-8", timeout=120, dimensions=(60, 200))  # fmt: skip
+                          env=env, encoding="utf-8", timeout=120, dimensions=(60, 200),
+                          preexec_fn=_default_sigint)  # fmt: skip
     child.expect("Accept this outline")
     return child
 
