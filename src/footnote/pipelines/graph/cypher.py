@@ -105,7 +105,7 @@ def cypher_messages(
 
 def extract_cypher(text: str) -> str:
     """The query in a model reply: the first fenced block, else the text itself (without a
-    leading `EXPLAIN`), with the small model's two habits the engine refuses repaired
+    leading `EXPLAIN`), with the small model's habits the engine refuses repaired
     (`repaired`). The guard checks the result like any other query."""
     m = _FENCE.search(text)
     body = m.group(1) if m else text

@@ -324,12 +324,10 @@ class GraphQAPipeline:
                 )
             return
         model = self._answer_model()
-        gap_free = (
-            missing_property(
-                question, self.spec, self._found, self._names, " ".join(row_words(rows))
-            )
-            is None
-        )
+        listing = is_listing(question)
+        gap_free = (o.source == "template" or listing) and missing_property(
+            question, self.spec, self._found, self._names, " ".join(row_words(rows))
+        ) is None  # only these two uses read it: not computed for every answer
         yield Status("compose", "writing the answer from the rows")
         with self.trace.span("compose", "model" if model else "template") as span:
             composed = await asyncio.to_thread(
@@ -349,7 +347,7 @@ class GraphQAPipeline:
                 named=selected_by(self._found, o.params, self._shown or o.cypher),
                 bounds=query_bounds(o.cypher, o.params),
                 nothing_missing=o.source == "template" and gap_free,  # aliases prove nothing
-                rows_asked=is_listing(question) and gap_free,
+                rows_asked=listing and gap_free,
             )
             v = composed.verdict
             span.update(
