@@ -127,6 +127,14 @@ class ResearchSettings(_Section):
         description="Which candidate snippets become cards: the `understand` model picks them "
         "(`model`), code ranks them by the sub-question's words (`rules`), or `auto`.",
     )
+    rank_sentences: str = Field(
+        "embedder",
+        pattern="^(embedder|words)$",
+        description="How code ranks the sentences of what a search returned before any become "
+        "cards: `embedder` adds each sentence's closeness to the sub-question by the `embed` "
+        "role (any language; a sentence sharing fewer than two of its words may still be "
+        "one), `words` counts the sub-question's words a sentence shares (at least two).",
+    )
     model_claims: bool = Field(
         True,
         description="A card's claim is what its snippet asserts about the sub-question, written "

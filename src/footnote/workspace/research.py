@@ -31,6 +31,7 @@ from footnote.ingest.web.search import (
     api_key,
 )
 from footnote.pipelines.research.baseline import BaselinePipeline
+from footnote.pipelines.research.closeness import embedder_closeness
 from footnote.pipelines.research.models import ResearchModels
 from footnote.pipelines.research.outline import edit_outline
 from footnote.pipelines.research.pipeline import (
@@ -296,6 +297,7 @@ def research_events(
         fetcher=parts.fetcher if parts.fetcher is not None else fetcher(cfg),
         papers=parts.papers if parts.papers is not None else paper_search(cfg),
         licensed=licensed_database(cfg), user_groups=user_groups,
+        closeness=embedder_closeness(ws.embedder) if cfg.rank_sentences == "embedder" else None,
     )  # fmt: skip
 
     def block_text(block_id: str) -> str | None:

@@ -125,6 +125,6 @@ def test_the_passage_is_quarantined_not_the_page() -> None:
     findings = {"s1": scan(text)}
     assert [f.kind for f in findings["s1"]] == ["instruction"]
     kept = candidates("battery recycling market Veldmark", "", [passage], 20, per_passage=20,
-                      quarantined=quarantine(findings))  # fmt: skip
+                      skip=quarantine(findings))  # fmt: skip
     texts = {c.text for c in kept}
     assert texts == {paragraphs[0], paragraphs[1], paragraphs[5], paragraphs[6]}

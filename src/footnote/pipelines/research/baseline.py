@@ -82,7 +82,7 @@ class BaselinePipeline:
         cards = [
             make_card(c, "sq-answer")
             for c in candidates(self.outline.question, "", passages, MAX_CARDS,
-                                quarantined=quarantine(findings))
+                                skip=quarantine(findings))
         ]  # fmt: skip
         store.put_cards(self.run_id, cards)
         for card in cards:

@@ -61,35 +61,57 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+Closeness = Callable[[Sequence[str]], Sequence[float]]
+"""`closeness(sentences) -> a score per sentence`: how close each is in meaning to the
+sub-question (the `embed` role's cosine, `research.rank_sentences`); only their order counts."""
+CLOSE_ENOUGH = 0.6
+"""Where the closest and the farthest sentence of one search are 1 and 0: a sentence at least
+this close is a candidate even when it shares fewer than `MIN_MATCHED` of the sub-question's
+words ("In total, there are 1,716 tweets." for "how large is each Twitter dataset?"; any
+sentence of an English paper for a Chinese question)."""
+
+
 def candidates(
     question: str, focus: str, passages: Sequence[Passage], limit: int, *, per_passage: int = 2,
-    quarantined: Callable[[Passage, int, int], bool] | None = None,
+    skip: Callable[[Passage, int, int], bool] | None = None,
+    closeness: Closeness | None = None,
 ) -> list[Candidate]:  # fmt: skip
     """The best sentences for a sub-question: the passage's search rank (the retriever already
-    judged it relevant), how many of the question's and the item's words the sentence has, a
-    bonus for figures; at most `per_passage` sentences of one passage, so the cards spread over
-    sources. A sentence `quarantined(passage, start, end)` says is an injection attempt is never
-    a candidate."""
+    judged it relevant), how many of the question's and the item's words the sentence has, its
+    `closeness` in meaning to the question where given (relative to the other sentences of the
+    search), a bonus for figures; at most `per_passage` sentences of one passage, so the cards
+    spread over sources. A sentence `skip(passage, start, end)` names is never a candidate (an
+    injection attempt; one an earlier search already offered, so a passage found again offers
+    its next sentences)."""
     wanted = {stem(t) for t in (*content_tokens(question), *content_tokens(focus))}
-    found: dict[tuple[str, int], Candidate] = {}
+    seen_at: list[tuple[Passage, int, int, int]] = []
     for passage in passages:
-        prior = 1.0 / (1.0 + 0.25 * passage.rank)
         for start, end in sentence_spans(passage.text):
             sentence = passage.text[start:end]
             if not MIN_CHARS <= len(sentence) <= MAX_CHARS or _NOISE.search(sentence):
                 continue
             if not _ENDS.search(sentence) and len(sentence) < 80:
                 continue  # a heading or a label, not a statement
-            if quarantined is not None and quarantined(passage, start, end):
+            if skip is not None and skip(passage, start, end):
                 continue
             matched = len(wanted & {stem(t) for t in tokens(sentence)})
-            if matched < MIN_MATCHED:
-                continue
-            numbers = [q for q in quantities(sentence) if not looks_like_year(q)]
-            score = 0.45 * prior + 0.45 * min(1.0, matched / 5) + (0.1 if numbers else 0.0)
-            key = (passage.block.id if passage.block is not None else passage.source_id, start)
-            if key not in found or found[key].score < score:
-                found[key] = Candidate(passage, start, end, round(score, 4))
+            if matched >= MIN_MATCHED or closeness is not None:
+                seen_at.append((passage, start, end, matched))
+    close = _relative(closeness, [p.text[a:b] for p, a, b, _ in seen_at])
+    found: dict[tuple[str, int], Candidate] = {}
+    for (passage, start, end, matched), near in zip(seen_at, close, strict=True):
+        if matched < MIN_MATCHED and (near is None or near < CLOSE_ENOUGH):
+            continue
+        prior = 1.0 / (1.0 + 0.25 * passage.rank)
+        figures = (
+            0.1 if any(not looks_like_year(q) for q in quantities(passage.text[start:end])) else 0.0
+        )
+        words = min(1.0, matched / 5)
+        score = (0.45 * prior + 0.45 * words if near is None
+                 else 0.3 * prior + 0.4 * near + 0.2 * words) + figures  # fmt: skip
+        key = (passage.block.id if passage.block is not None else passage.source_id, start)
+        if key not in found or found[key].score < score:
+            found[key] = Candidate(passage, start, end, round(score, 4))
     ranked = sorted(found.values(), key=lambda c: (-c.score, c.passage.source_id, c.start))
     seen: set[str] = set()
     per: dict[str, int] = {}
@@ -105,6 +127,18 @@ def candidates(
         if len(out) >= limit:
             break
     return out
+
+
+def _relative(closeness: Closeness | None, sentences: Sequence[str]) -> list[float | None]:
+    """Each sentence's closeness scaled so the closest is 1 and the farthest 0 (None each
+    without `closeness`, or with fewer than two sentences to compare)."""
+    if closeness is None or len(sentences) < 2:
+        return [None] * len(sentences)
+    raw = [float(x) for x in closeness(sentences)]
+    if len(raw) != len(sentences):
+        raise ValueError(f"closeness gave {len(raw)} scores for {len(sentences)} sentences")
+    lo, hi = min(raw), max(raw)
+    return [(x - lo) / (hi - lo) if hi > lo else 0.0 for x in raw]
 
 
 class Selection(BaseModel):

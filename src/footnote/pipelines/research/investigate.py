@@ -31,7 +31,7 @@ from footnote.pipelines.research.planner import (
     read_missing,
     rounds_for,
 )
-from footnote.pipelines.research.sources import Passage, SourceLog, Sources
+from footnote.pipelines.research.sources import Passage, SentenceCloseness, SourceLog, Sources
 from footnote.pipelines.research.untrusted import Finding, quarantined_spans, scan
 from footnote.types import EvidenceCard, EvidenceStandard, OutlineItem, StopReason, SubQuestion
 
@@ -157,6 +157,15 @@ async def investigate(
     rounds, max_rounds = 0, MAX_ROUNDS
     library_texts: list[str] = []
 
+    def skip(p: Passage, start: int, end: int) -> bool:
+        """Offered by an earlier search (so a passage found again offers its next sentences),
+        held by another sub-question, or inside an injection attempt."""
+        return (
+            (_where(p), start) in seen
+            or card_id(p, start, end) in taken
+            or quarantined(p, start, end)
+        )
+
     while queue:
         query = queue.pop(0)
         if query.text.lower() in {t.lower() for t in tried}:
@@ -174,13 +183,12 @@ async def investigate(
         library_texts += [p.text for p in kept if p.block is not None]
         for event in injection_events(kept, findings, reported):
             await emit(event)
-        pool = want * 3 + len(taken) + len(seen)  # the taken and seen ones crowd out none
-        fresh = [
-            c for c in candidates(sq.question, focus, kept, pool, quarantined=quarantined)
-            if (_where(c.passage), c.start) not in seen
-            and card_id(c.passage, c.start, c.end) not in taken
-        ][: shown_at_once(want)]  # fmt: skip
-        seen |= {(_where(c.passage), c.start) for c in fresh}
+        pool = shown_at_once(want)
+        found, why = ranked(sq.question, focus, kept, pool, skip, sources.closeness)
+        if why:
+            notes.append(why)
+        fresh = found[:pool]
+        seen.update((_where(c.passage), c.start) for c in fresh)
         picked = fresh[: want - len(chosen)]
         if select is not None and fresh:
             try:
@@ -272,6 +280,23 @@ async def investigate(
     cards = [make_card(c, sq.id) for c in chosen]
     taken |= {c.id for c in cards}
     return WorkerResult(sq, cards, stop, log, budget.used(), notes, tried)
+
+
+def ranked(
+    question: str, focus: str, passages: Sequence[Passage], pool: int,
+    skip: Callable[[Passage, int, int], bool], closeness: SentenceCloseness | None,
+) -> tuple[list[Candidate], str]:  # fmt: skip
+    """`cards.candidates`, with the sentences' closeness to the question where `closeness`
+    is given; when the embedder refuses (licence, failure) by words alone, and the note why."""
+    if closeness is not None and passages:
+        labels = tuple(dict.fromkeys(lab for p in passages for lab in p.labels))
+        try:
+            return candidates(question, focus, passages, pool, skip=skip,
+                              closeness=lambda texts: closeness(question, texts, labels)), ""  # fmt: skip
+        except (LicenceRefused, ModelError, ValueError) as exc:
+            why = f"sentences ranked by words: {type(exc).__name__}: {exc}"
+            return candidates(question, focus, passages, pool, skip=skip), why
+    return candidates(question, focus, passages, pool, skip=skip), ""
 
 
 SELECT_AT_ONCE = 24

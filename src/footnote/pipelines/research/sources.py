@@ -183,8 +183,15 @@ def _walled(result: FetchResult, labels: tuple[str, ...]) -> Snapshot:
     )  # fmt: skip
 
 
+SentenceCloseness = Callable[[str, Sequence[str], tuple[str, ...]], Sequence[float]]
+"""`closeness(question, sentences, labels) -> a score per sentence`: how close in meaning each
+sentence is to the question (the workspace's `embed` role, behind its licence gate, which the
+sentences' `labels` reach; `research.rank_sentences`)."""
+
+
 class Sources:
-    """The research job's evidence sources; shared by the workers of one run (thread-safe)."""
+    """The research job's evidence sources; shared by the workers of one run (thread-safe).
+    `closeness` ranks the sentences of what they return (None: by words alone)."""
 
     def __init__(
         self,
@@ -199,8 +206,10 @@ class Sources:
         papers: Sequence[PaperSearch] = (),
         licensed: LicensedDatabase | None = None,
         user_groups: tuple[str, ...] | None = None,
+        closeness: SentenceCloseness | None = None,
     ) -> None:
         self.store, self.research, self.settings, self.ingest = store, research, settings, ingest
+        self.closeness = closeness
         self.library, self.web, self.fetcher = library, web, fetcher
         self.papers, self.licensed, self.user_groups = tuple(papers), licensed, user_groups
         self.web_reader = WebReader(web=web, fetcher=fetcher, papers=papers, ingest=ingest,
