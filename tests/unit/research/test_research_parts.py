@@ -69,6 +69,10 @@ def test_every_template_is_a_six_item_outline(kind: str) -> None:
         ("How large are the Twitter datasets in these papers?", "literature_review"),
         ("Which companies do these studies name, and how many?", "literature_review"),
         ("How large is the market for papers and boards in Veldmark?", "market_size"),
+        # seen in bench/research_evidence.py (rq-qasper-03, md-05): "这些论文" is "these
+        # papers", and "哪些" is only "which" — both were planned as a players report
+        ("低资源语言面临哪些困难？这些论文采用了什么方法，效果如何？", "literature_review"),
+        ("机器生成的文本能被自动分类器识别到什么程度？哪些防御方法有效？", "literature_review"),
     ],
 )
 def test_template_chosen_from_the_question(question: str, kind: str) -> None:

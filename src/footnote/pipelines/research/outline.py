@@ -44,7 +44,7 @@ def load_template(kind: str) -> dict[str, Any]:
 
 _ABOUT_PAPERS = re.compile(
     r"\b(?:these|the|this|both|two|three|four|several)\s+(?:papers?|studies|study|works?|articles?)\b"
-    r"|\bin the literature\b|(?:这|那|两|几|各)[几篇份项]*(?:论文|文章|研究|文献)"
+    r"|\bin the literature\b|(?:这|那|两|几|各)[几些篇份项]*(?:论文|文章|研究|文献)"
 )
 """A question about papers ("these papers", "这几篇论文"): a literature review, whatever else
 it asks ("how large are the datasets in these papers" is no market-size question)."""
