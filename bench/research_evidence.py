@@ -8,9 +8,14 @@ the CLI runs it (the outline confirmed as proposed), then every gold quote — k
 conflict values' — is followed through three stages:
 
 - `retrieved`: a block the library search returned (top `research.library_k`) for a query of
-  the run's stored plan holds the quote;
+  the run's stored plan holds the quote (library only: a fixture-web page is not searched
+  again, so with `--web` a web quote can be carded without being counted here);
 - `carded`: a card of the brief holds it (used or not);
 - `cited`: a card a claim of the brief cites holds it.
+
+Also printed: the cards per configuration, and the brief's conflicts scored as the quality
+bench scores them (gold conflict values shown side by side; gold conflicts shown whole;
+apparent conflicts reported as real; conflicts reported).
 
 A quote "is in" a text when their longest common run of characters (NFKC, whitespace removed)
 is at least 60 % of the quote, or the text is a sentence of at least 40 characters inside the
@@ -40,7 +45,8 @@ from typing import Any
 
 from footnote.eval.metrics import rate
 from footnote.eval.research import load_cases
-from footnote.eval.research_multidoc import load_multidoc, squash
+from footnote.eval.research_metrics import conflict_scores
+from footnote.eval.research_multidoc import conflict_values, load_multidoc, squash
 
 OUT = Path(__file__).parent / "out"
 STAGES = ("retrieved", "carded", "cited")
@@ -140,6 +146,19 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     for config in dict.fromkeys(r["config"] for r in rows):
         n = [r.get("cards", 0) for r in rows if r["config"] == config and not r.get("error")]
         lines.append(f"{config}: {sum(n)} cards over {len(n)} briefs")
+        got = [r["conflicts"] for r in rows if r["config"] == config]
+        shown = rate(sum(g["shown"] for g in got), sum(g["values"] for g in got), "gold values")
+        lines.append(
+            f"{config}: gold conflict values shown side by side in the brief's conflicts "
+            f"{shown['k']:g}/{shown['n']} = {shown['value']} [{shown['lo']}–{shown['hi']}]"
+        )
+        flagged = [r["flagged"] for r in rows if r["config"] == config and r.get("flagged")]
+        lines.append(
+            f"{config}: conflicts reported {sum(f['reported'] for f in flagged)}; gold conflicts "
+            f"shown whole {sum(f['shown'] for f in flagged)}/{sum(f['gold'] for f in flagged)}; "
+            f"apparent conflicts reported as real {sum(f['false_conflicts'] for f in flagged)}"
+            f"/{sum(f['apparent'] for f in flagged)}"
+        )
     failed = [f"{r['config']} {r['case']}: {r['error']}" for r in rows if r.get("error")]
     return "\n".join(lines + ([f"failed runs (every quote counted lost): {len(failed)}", *failed]
                               if failed else []))  # fmt: skip
@@ -203,6 +222,9 @@ def run(a: argparse.Namespace, configs: dict[str, dict[str, Any]],
                            "seconds": round(time.time() - t0, 1),
                            "template": (out.get("brief") or {}).get("outline", {}).get("template"),
                            "cards": len(texts["carded"]),
+                           "conflicts": conflict_values(case, out["brief"]) if out.get("brief") else
+                           {"values": sum(len(cf["values"]) for cf in case.get("conflicts", [])), "shown": 0},
+                           "flagged": conflict_scores(case, out["brief"]) if out.get("brief") else None,
                            "quotes": score(case, texts)}  # fmt: skip
                     rows.append(row)
                     got = {s: sum(q[s] for q in row["quotes"]) for s in STAGES}
