@@ -38,7 +38,9 @@ def web() -> Iterator[FixtureWeb]:
         yield w
 
 
-def carded(tmp_path: Path, web: FixtureWeb, text: str, question: str, **research: object) -> list[str]:
+def carded(
+    tmp_path: Path, web: FixtureWeb, text: str, question: str, **research: object
+) -> list[str]:
     """The snippets of a library-only run of `question` over one paper, its "data" section alone."""
     docs = tmp_path / "docs"
     docs.mkdir(parents=True, exist_ok=True)
