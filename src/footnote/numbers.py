@@ -91,12 +91,16 @@ def _unit_alternation() -> str:
     return "|".join(parts)
 
 
-_UNIT_AFTER = re.compile(rf"\s*-?\s*(?P<unit>{_unit_alternation()})(?![A-Za-z])")
+_UNIT_AFTER = re.compile(rf"\s*-?\s*\\?(?P<unit>{_unit_alternation()})(?![A-Za-z])")
+"""A unit after a number; LaTeX escapes its percent sign (`56\\%`)."""
 _TIMES_SIGN = re.compile(r"x|×")
 _NOT_TIMES = re.compile(r"\s*[\dA-Z$]")
 """A multiplier sign only when no number or name follows ("3.5x faster"; not "3 x 3",
 "5 × 10^-5", "8x A100")."""
 _CURRENCY_BEFORE = re.compile(r"(?P<cur>US\$|\$|€|£|¥|￥)\s*$")
+_MATH_CLOSE = re.compile(r"(?:\\?%)?\$")
+"""A LaTeX math `$` closing right after a number (`$24,783$`, `$89\\%$`): the opening `$` is
+math, not a dollar."""
 _CURRENCY_SIGNS = {"US$": "currency:USD", "$": "currency:USD", "€": "currency:EUR",
                    "£": "currency:GBP", "¥": "currency:CNY", "￥": "currency:CNY"}  # fmt: skip
 
@@ -110,7 +114,7 @@ _SCALE_AFTER = re.compile(
     r"(?:\s*(?P<word>(?i:hundred(?:\s+(?:thousand|million))?|thousands?|millions?|billions?"
     r"|trillions?|bn|mn)(?![A-Za-z])"
     r"|万亿|百万|千万|[千万萬亿億]))"
-    r"|(?P<suffix>[kKMB])(?![A-Za-z])"
+    r"|(?P<suffix>[kKMB])(?![A-Za-z])|\s(?P<spaced>k)(?=\s+[a-z]{3})"
 )
 _SUFFIX_SCALES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
 
@@ -137,8 +141,10 @@ _ZH_NOT_NUMBERS = re.compile("十分(?!钟)|两者|三者")
 
 # -- the digits -----------------------------------------------------------------------------
 _DIGITS = re.compile(
-    r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE](?P<exp>[-+]?\d+))?"
+    r"(?<![A-Za-z0-9_.])[-+]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    r"(?:[eE](?P<exp>[-+]?\d+))?"
 )
+"""Digits, with thousands commas and a decimal part, or a leading point (".83", a kappa)."""
 _POWER = re.compile(
     r"(?<![A-Za-z0-9_.])\$?(?:(?P<m>[-+]?\d+(?:\.\d+)?)\s*(?:\\times|×|x|\*|·)\s*)?"
     r"10\s*\^\s*\{?\s*(?P<e>[-+]?\d+)\s*\}?\$?"
@@ -380,7 +386,7 @@ def _quantities(text: str) -> tuple[Quantity, ...]:
         s = _SCALE_AFTER.match(folded, end)
         if s:
             word = re.sub(r"\s+", " ", s["word"].lower()) if s["word"] else ""
-            scale = _SCALE_WORDS[word] if word else _SUFFIX_SCALES[s["suffix"]]
+            scale = _SCALE_WORDS[word] if word else _SUFFIX_SCALES[s["suffix"] or s["spaced"]]
             end = s.end()
         add(m.start(), end, raw, 0, scale, False)
     for m in _WORDS_RUN.finditer(folded):
@@ -418,6 +424,8 @@ def _finish(
     family, factor, noun, unit = "", 1.0, "", ""
     after: tuple[str, ...] = ()
     cur = _CURRENCY_BEFORE.search(before)
+    math = bool(cur and before.endswith("$") and _MATH_CLOSE.match(text, end))
+    cur = None if math else cur
     if _REFERENCE_BEFORE.search(before):
         new_end = end  # "Table 2", "Section 3": a label, not a quantity of anything
     elif cur:
@@ -425,6 +433,9 @@ def _finish(
         new_end, start = end, start - (len(before) - cur.start())
     elif before.endswith("百分之"):
         new_end, family = end, "percent"  # 百分之十二 is 12%
+    elif math and text.startswith("$", end):  # `$24,783$ tweets`: the noun is past the `$`
+        family, factor, noun, after, unit = _tail(text, end + 1)[1:]
+        new_end = end
     else:
         new_end, family, factor, noun, after, unit = _tail(text, end)
     approx = bool(_APPROX_BEFORE.search(before) or _APPROX_AFTER.match(text[new_end:]))

@@ -146,3 +146,41 @@ def test_names_and_abbreviated_units_from_real_claims() -> None:
     assert unmatched_numbers("Virus was isolated from 2 to 4–6 days post-infection.", passage) == []
     assert unmatched_numbers("The detection limit is about 105.0 copies/mL.", passage) == []
     assert unmatched_numbers("The detection limit is 105%.", passage) == ["105%"]
+
+
+# LaTeX-era QASPER sentences (1902.09666, leval-fbedb418da, 1905.11268, 1805.02400)
+KAPPA = "INLINEFORM1 is .83 for Layer A (OFF vs NOT) indicating high agreement."
+MATH_COUNT = (
+    "DT BIBREF7: Formed by $24,783$ tweets annotated as hate, offensive language or neither."
+)
+MATH_PERCENT = (
+    "simple 1-2 character attacks can bring down the accuracy of BERT ( $89\\%$ to $31\\%$ )"
+)
+ESCAPED_PERCENT = "the reviews were detected with class-averaged \\emph{F-score of only 56\\%}"
+
+
+def test_a_number_written_with_a_leading_point_is_a_number() -> None:
+    """ ".83" was no number at all, so an invented ".85" passed against it."""
+    assert [q.value for q in quantities(KAPPA)] == [0.83]
+    assert unmatched_numbers("Agreement was .85 for Layer A.", KAPPA) == [".85"]
+    assert not unmatched_numbers("Agreement was .83 for Layer A.", KAPPA)
+    assert not quantities("version v1.83") and [q.value for q in quantities("at 0.83")] == [0.83]
+
+
+def test_latex_math_dollars_are_no_currency_and_an_escaped_percent_is_a_percent() -> None:
+    """`$24,783$ tweets` read as 24,783 US dollars; `89\\%` as a bare 89."""
+    (count,) = quantities(MATH_COUNT)
+    assert (count.value, count.family, count.noun) == (24783.0, "count", "tweet")
+    assert [(q.value, q.family) for q in quantities(MATH_PERCENT)[-2:]] == [
+        (89.0, "percent"), (31.0, "percent")
+    ]  # fmt: skip
+    assert [(q.value, q.family) for q in quantities(ESCAPED_PERCENT)] == [(56.0, "percent")]
+    assert not unmatched_numbers("The dataset has 24,783 tweets.", MATH_COUNT)
+    assert [(q.value, q.family) for q in quantities("It costs $5.")] == [(5.0, "currency:USD")]
+
+
+def test_a_thousands_k_written_apart_keeps_its_scale() -> None:
+    """1912.02481: "742 k selected tokens" read as 742 tokens."""
+    (q,) = quantities("Twi embeddings are better when training on 742 k selected tokens.")
+    assert (q.value, q.family, q.text) == (742_000.0, "count", "742 k")
+    assert [q.value for q in quantities("a top 5 k")] == [5.0]  # no word follows: no scale
