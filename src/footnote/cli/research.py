@@ -243,7 +243,7 @@ def _progress(event: Any) -> None:
         what = f"{event.exhausted} exhausted" if event.exhausted else f"{event.fraction:.0%} used"
         err.print(f"[yellow]budget {event.scope}: {what}[/]")
     elif t == "conflict":
-        err.print(f"[magenta]conflict: {escape(event.conflict.metric)}[/]")
+        err.print(f"[magenta]{escape(event.conflict.heading)}[/]")
     elif t == "checklist":
         states = ", ".join(f"{i.item_id}={i.state}" for i in event.items)
         err.print(f"[dim]checklist{' (wrap-up)' if event.wrapped_up else ''}: {states}[/]")

@@ -180,7 +180,7 @@ def brief_document(brief: Brief, provenance: Provenance,
                 note += f" Note: {res['note']}"
             if len(rows) < len(conflict.values):
                 note += " Some values are withheld."
-            tables.append(TableBlock(f"Sources disagree: {conflict.metric}",
+            tables.append(TableBlock(conflict.heading,
                                      ("source", "figure", "year", "scope", "evidence", "resolution"),
                                      tuple(rows), note))  # fmt: skip
         notes = () if paragraphs or tables else ("Nothing in this chapter passed the checks.",)

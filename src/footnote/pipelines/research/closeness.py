@@ -2,7 +2,9 @@
 ranking the sentences of what a search returned (`cards.candidates`). A sentence rarely
 repeats the question's words ("In total, there are 1,716 tweets." for "how large is each
 Twitter dataset?"; an English paper for a Chinese question), so counting shared words alone
-left most answers in a retrieved passage uncarded (`bench/research_evidence.py`)."""
+left most answers in a retrieved passage uncarded (`bench/research_evidence.py`). The same
+closeness to the research question decides which papers' figures a brief sets side by side
+(`relevant_to`)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from footnote.errors import LicenceRefused, ModelError
 from footnote.models.roles import RoleEmbedder
+from footnote.pipelines.research.figures import Relevance
 from footnote.pipelines.research.sources import SentenceCloseness
+from footnote.types import EvidenceCard
 
 MAX_CACHED = 20_000
 """Sentence vectors one run keeps (a passage returned by several queries is embedded once)."""
@@ -40,3 +45,23 @@ def embedder_closeness(embedder: RoleEmbedder) -> SentenceCloseness:
         return [float(np.dot(q, known[s])) for s in sentences]
 
     return closeness
+
+
+def relevant_to(
+    question: str, closeness: SentenceCloseness, floor: float, notes: list[str]
+) -> Relevance:
+    """Which cards' sentences are about `question`: closeness at least `floor`. A refused or
+    failed embedder keeps every card and says so in `notes`."""
+
+    def relevant(cards: Sequence[EvidenceCard]) -> list[bool]:
+        if not cards:
+            return []
+        labels = tuple(sorted({label for c in cards for label in c.labels}))
+        try:
+            scores = closeness(question, [c.snippet for c in cards], labels)
+        except (LicenceRefused, ModelError, ValueError) as e:
+            notes.append(f"papers' figures not checked against the question ({e}): all kept")
+            return [True] * len(cards)
+        return [s >= floor for s in scores]
+
+    return relevant

@@ -6,7 +6,8 @@ jieba) overlap. Values in different currencies are compared only through a state
 (`research.fx_rates`: rate, date, source — the conflict's note says which); without one they are
 shown side by side unconverted (no rate is invented). Values of different years or of a stock and
 a flow are different metrics. One origin gives one value: a restatement of the same origin is not
-a further value.
+a further value. Papers' figures carry no year: they are compared by the measure they name
+(`figures.settings_conflicts`, kind `settings`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from footnote.config.research import FxRate
+from footnote.pipelines.research.figures import Relevance, settings_conflicts
 from footnote.pipelines.research.outline import words as segmented_words
 from footnote.textnorm import (
     STOP_WORDS_EN,
@@ -143,6 +145,10 @@ def _identifier_or_date(text: str, start: int, end: int) -> bool:
     )
 
 
+_CITATION_BEFORE = re.compile(r"(?:\bet al\.?,?\s*\(?|[A-Z][a-z]+,\s*|[A-Z][a-z]+\s+\()\s*$")
+"""A year that cites a work ("Davidson et al. (2017)", "(Smith, 2019)"): it dates no figure."""
+
+
 def _date_year(text: str, start: int) -> bool:
     """A year written after a month (`31 December 2026`): a date, so it dates the figure."""
     return bool(re.search(rf"{_MONTH}\s*$", text[max(0, start - 12) : start], re.I))
@@ -163,9 +169,12 @@ def measures(card: EvidenceCard) -> list[Measure]:
     years = [  # a year inside an identifier (MO-2023/44) dates nothing
         (m.start(), int(m.group(0)))
         for m in re.finditer(r"(?<!\d)(?:19|20)\d{2}(?!\d)", text)
-        if not _identifier_or_date(text, m.start(), m.end())
-        or _date_year(text, m.start())
-        or re.search(r"\b(?:FY|CY)$", text[max(0, m.start() - 2) : m.start()])  # FY2023
+        if not _CITATION_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
+        and (
+            not _identifier_or_date(text, m.start(), m.end())
+            or _date_year(text, m.start())
+            or re.search(r"\b(?:FY|CY)$", text[max(0, m.start() - 2) : m.start()])
+        )  # FY2023
     ]
     words = metric_concepts(text)
     out: list[Measure] = []
@@ -291,12 +300,14 @@ def find_conflicts(
     *,
     min_overlap: float = 0.3,
     fx_rates: Sequence[FxRate] = (),
+    relevant: Relevance | None = None,
 ) -> list[Conflict]:
     """Groups of figures that disagree: one metric (overlapping metric concepts, one year,
     stock or flow, comparable units), different origins, and values more than 1 % apart —
     across currencies only at a stated rate in `fx_rates` (the note says rate, date and
     source), and without one, in different currencies at all. One value per origin; each value
-    with its scope and year, as its source states it."""
+    with its scope and year, as its source states it. Undated figures (papers' results) follow
+    `figures.settings_conflicts`, only from cards `relevant` keeps."""
     rates = Rates(fx_rates)
     ms = [m for c in cards for m in measures(c)]
     parent = list(range(len(ms)))
@@ -358,7 +369,12 @@ def find_conflicts(
         cid = "conflict_" + sha256_hex("|".join(ids).encode())[:10]
         items = tuple(dict.fromkeys(i for m in group for i in items_of(m.card)))
         out.append(Conflict(cid, metric, values, item_ids=items, note="; ".join(notes)))
-    return out
+    undated = [c for c in cards if not _dated(c)]
+    return out + settings_conflicts(undated, origin, items_of, relevant=relevant)
+
+
+def _dated(card: EvidenceCard) -> bool:
+    return any(m.year is not None for m in measures(card))
 
 
 def scope_sentences(text: str, span: tuple[int, int] | None, radius: int = 400) -> str:

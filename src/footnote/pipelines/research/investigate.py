@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
+from typing import Any
 
 from footnote.config import ResearchSettings
 from footnote.errors import BudgetExceeded, LicenceRefused, ModelError
@@ -383,3 +384,16 @@ def select_by_trust_domain(
     for pair in zip_longest(*chosen):
         mixed += [c for c in pair if c is not None]
     return mixed
+
+
+def cards_by_item(
+    cards: Sequence[EvidenceCard], plan_: Sequence[SubQuestion], results: dict[str, dict[str, Any]]
+) -> dict[str, list[EvidenceCard]]:
+    """Each item's cards: those its sub-questions found (a card can serve several items)."""
+    by_id = {c.id: c for c in cards}
+    out: dict[str, list[EvidenceCard]] = {}
+    for sq in plan_:
+        ids = results.get(sq.id, {}).get("card_ids", [])
+        bound = out.setdefault(sq.item_id, [])
+        bound += [by_id[i] for i in ids if i in by_id and by_id[i] not in bound]
+    return out

@@ -55,7 +55,7 @@ def brief_markdown(brief: Brief) -> str:
             out.append("")
         for n in conflicts_by_item.get(section.item_id, []):
             conflict = brief.conflicts[n]
-            out += [f"**Sources disagree: {conflict.metric}.** {conflict.note}.", "",
+            out += [f"**{conflict.heading}.** {conflict.note}.", "",
                     "| source | figure | year | scope | card |", "|---|---|---|---|---|"]  # fmt: skip
             for v in conflict.values:
                 card = cards.get(v.card_id)

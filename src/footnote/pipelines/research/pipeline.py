@@ -50,6 +50,7 @@ from footnote.pipelines.research.checks import (
     not_covered,
 )
 from footnote.pipelines.research.claims import write_claims
+from footnote.pipelines.research.closeness import relevant_to
 from footnote.pipelines.research.conflicts import find_conflicts, scope_sentences
 from footnote.pipelines.research.fair import (
     ROUNDS,
@@ -66,6 +67,7 @@ from footnote.pipelines.research.investigate import (
     STOP_REASONS,
     BudgetWatch,
     WorkerResult,
+    cards_by_item,
     investigate,
     wanted,
 )
@@ -195,7 +197,7 @@ class ResearchPipeline:
         cards = self.store.cards(self.run_id)
         yield Status("merge", f"merging {len(cards)} cards from their sources")
         merge, cards = await asyncio.to_thread(self._merge, cards)
-        by_item = self._cards_by_item(cards, plan_, results)
+        by_item = cards_by_item(cards, plan_, results)
         conflicts = self._conflicts(cards, by_item)
         for conflict in conflicts:
             yield ConflictEvent(conflict)
@@ -452,28 +454,17 @@ class ResearchPipeline:
         for item_id, bound in by_item.items():
             for c in bound:
                 items_of.setdefault(c.id, []).append(item_id)
+        notes: list[str] = []
+        closeness, floor = self.deps.sources.closeness, self.settings.figure_relevance
         conflicts = find_conflicts(
             cards, origin=lambda c: origin_key(c, merge),
             scope_of=lambda c: scope_sentences(self._text_of(c) or "", c.span),
             items_of=lambda c: items_of.get(c.id, []), fx_rates=self.settings.fx_rates,
+            relevant=relevant_to(self.outline.question, closeness, floor, notes) if closeness and floor else None,
         )  # fmt: skip
-        self.store.put_artifact(self.run_id, "conflicts", "", {"conflicts": to_plain(conflicts)})
+        self.store.put_artifact(self.run_id, "conflicts", "",
+                                {"conflicts": to_plain(conflicts), "notes": notes})  # fmt: skip
         return conflicts
-
-    def _cards_by_item(
-        self,
-        cards: list[EvidenceCard],
-        plan_: list[SubQuestion],
-        results: dict[str, dict[str, Any]],
-    ) -> dict[str, list[EvidenceCard]]:
-        """Each item's cards: those its sub-questions found (a card can serve several items)."""
-        by_id = {c.id: c for c in cards}
-        out: dict[str, list[EvidenceCard]] = {}
-        for sq in plan_:
-            ids = results.get(sq.id, {}).get("card_ids", [])
-            bound = out.setdefault(sq.item_id, [])
-            bound += [by_id[i] for i in ids if i in by_id and by_id[i] not in bound]
-        return out
 
     def _coverage(
         self, item: OutlineItem, claims: list[Claim], by_item: dict[str, list[EvidenceCard]],
