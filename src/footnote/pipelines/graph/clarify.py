@@ -36,6 +36,7 @@ from typing import Any
 
 from footnote.index.graph.align import Alignment, Candidate
 from footnote.numbers import stem_inflected
+from footnote.pipelines.graph import wording
 from footnote.store.graph.base import GraphRows, GraphSpec
 from footnote.textnorm import CJK_RE
 from footnote.verify.graph_answer import FRAME_WORDS, schema_words
@@ -116,17 +117,19 @@ _WORDS = re.compile(r"[A-Za-z][A-Za-z-]*")
 
 @dataclass(frozen=True)
 class Signal:
-    """One reason to ask back: its kind, strength in [0, 1], what to say, the readings."""
+    """One reason to ask back: its kind, strength in [0, 1], what to say (in English, and in
+    Chinese for a Chinese question: `wording`), the readings."""
 
     kind: str
     strength: float
     says: str
     options: tuple[str, ...] = ()
+    says_zh: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict."""
         return {"kind": self.kind, "strength": round(self.strength, 4), "says": self.says,
-                "options": list(self.options)}  # fmt: skip
+                "says_zh": self.says_zh, "options": list(self.options)}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,11 @@ def thing(c: Candidate) -> str:
     return f"the {label} {c.entity.name}"
 
 
+def _thing_zh(c: Candidate) -> str:
+    """A candidate as offered to a Chinese question: "Tom Hanks（Person）"."""
+    return f"{c.entity.name}（{c.entity.label}）"
+
+
 def entity_signals(found: Sequence[Alignment]) -> list[Signal]:
     """A mention that aligns to several nodes: a tie (by method), or a keyword runner-up of
     another node (half its score ratio)."""
@@ -190,7 +198,8 @@ def entity_signals(found: Sequence[Alignment]) -> list[Signal]:
             continue
         names = [thing(c) for c in offered[:5]]
         says = f"{a.mention!r} could mean {_or(names)}: which one did you mean?"
-        out.append(Signal("entity", strength, says, tuple(c.entity.name for c in offered[:5])))
+        out.append(Signal("entity", strength, says, tuple(c.entity.name for c in offered[:5]),
+                          wording.entity_choice(a.mention, [_thing_zh(c) for c in offered[:5]])))  # fmt: skip
     return out
 
 
@@ -272,7 +281,8 @@ def missing_property(
 
 def _gap(asked: str, props: Sequence[str], strength: float) -> Signal:
     says = f"the graph does not hold {asked}; it holds {', '.join(props)}"
-    return Signal("missing_property", strength, says, tuple(props[:6]))
+    return Signal("missing_property", strength, says, tuple(props[:6]),
+                  wording.missing(asked, props))  # fmt: skip
 
 
 def _names(a: Alignment) -> list[str]:
@@ -308,10 +318,12 @@ def schema_match(
             f"the question names nothing this graph holds (it holds {labels}): what are you "
             "looking for?"
         )
-        return Signal("schema_match", NO_MATCH, says, tuple(spec.nodes))
-    what = _or(list(dict.fromkeys(a.best.entity.name for a in found if a.best)) or [*names, "it"])
-    says = f"what would you like to know about {what}? This graph holds {labels}"
-    return Signal("schema_match", ENTITY_ONLY, says, tuple(spec.nodes))
+        return Signal("schema_match", NO_MATCH, says, tuple(spec.nodes),
+                      wording.names_nothing(list(spec.nodes)))  # fmt: skip
+    said = list(dict.fromkeys(a.best.entity.name for a in found if a.best)) or [*names, "it"]
+    says = f"what would you like to know about {_or(said)}? This graph holds {labels}"
+    zh = wording.about_what([n for n in said if n != "it"] or ["它"], list(spec.nodes))
+    return Signal("schema_match", ENTITY_ONLY, says, tuple(spec.nodes), zh)
 
 
 def code_signals(
@@ -344,11 +356,12 @@ def reading_signals(groups: Sequence[tuple[str, GraphRows, int]]) -> list[Signal
             + "; ".join(f"({i + 1}) {o}" for i, o in enumerate(opts))
             + ". Which one do you mean?"
         )
-        return [Signal("readings", strength, says, opts)]
+        return [Signal("readings", strength, says, opts, wording.readings(opts))]
     total = sum(k for _, _, k in groups)
     if len(groups) >= 2 and total:
         says = "the candidate queries disagree about this question: please say more precisely"
-        return [Signal("disagreement", 0.5 * (1.0 - groups[0][2] / total), says)]
+        return [Signal("disagreement", 0.5 * (1.0 - groups[0][2] / total), says,
+                       says_zh=wording.DISAGREE)]  # fmt: skip
     return []
 
 

@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from footnote.index.graph.align import EntityIndex
+from footnote.pipelines.graph import wording
 from footnote.pipelines.graph.clarify import ZH_SCHEMA, Signal
 from footnote.store.graph.base import GraphSpec, GraphStore
 from footnote.verify.cypher.guard import GraphGuard, Principal
@@ -106,7 +107,8 @@ def definite_signals(
             f"{label} nodes with {best.entity.prop} {best.entity.key}: {listed}. "
             "Which one did you mean?"
         )
-        out.append(Signal("definite", DEFINITE_STRENGTH, says, tuple(shown)))
+        zh = wording.definite(phrase, more, label, best.entity.prop, str(best.entity.key), shown)
+        out.append(Signal("definite", DEFINITE_STRENGTH, says, tuple(shown), zh))
     return out
 
 

@@ -46,6 +46,7 @@ from footnote.events import CypherEvent, Event, Guard, Status
 from footnote.index.graph.align import Candidate
 from footnote.models.base import Embedder, Message
 from footnote.models.roles import RoleModel
+from footnote.pipelines.graph import wording
 from footnote.pipelines.graph.asked import misfit, numbers_for_entity
 from footnote.pipelines.graph.clarify import first_row
 from footnote.pipelines.graph.context import (
@@ -257,9 +258,7 @@ class CypherLadder:
                         res.groups = [(ran.cypher, ran.rows, 1)]
                         return
         if self.cypher_model is None and self.fallback_model is None:
-            res.error = (
-                res.error or "no template matches this question and no `cypher` model is bound"
-            )
+            res.error = res.error or wording.NO_TEMPLATE
             return
         async for ev in self._generate(question, entities, principal, reading):
             yield ev

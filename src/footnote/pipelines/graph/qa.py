@@ -59,6 +59,7 @@ from footnote.index.graph.align import Alignment, EntityIndex
 from footnote.models import judge_support
 from footnote.models.base import Message
 from footnote.models.roles import RoleModel
+from footnote.pipelines.graph import wording
 from footnote.pipelines.graph.aligned import align_mentions
 from footnote.pipelines.graph.answer import asked_gap, compose_answer, is_listing, selected_by
 from footnote.pipelines.graph.asked import write_request
@@ -109,6 +110,7 @@ from footnote.pipelines.graph.values import stored_value, value_hints
 from footnote.pipelines.trace import Trace
 from footnote.store.base import RunStore
 from footnote.store.graph.base import GraphRows, GraphStore, ValueSlot
+from footnote.textnorm import text_lang
 from footnote.types import Answer, Sentence, Usage, flat_sentence
 from footnote.verify.bounds import query_bounds
 from footnote.verify.checks import Judge
@@ -155,7 +157,7 @@ class GraphQAPipeline:
         """The graph's labels: every model call that carries its data is gated with them."""
         self._sentences: tuple[Sentence, ...] = ()
         self._support = 0.0
-        self._question = ""
+        self._question = self._said_zh = ""
         self._about: tuple[tuple[str, str], ...] = ()
         self._shown = ""
         """The chosen query as shown to people (without the server's row-cap probe)."""
@@ -218,6 +220,8 @@ class GraphQAPipeline:
         sentences = self._sentences
         if o.status != "answered":
             o.answer = o.answer or o.reason
+            if text_lang(request.question) == "zh":  # the user reads it in their language
+                o.answer = wording.outcome(o.status, o.answer, self._said_zh)
             sentences = (Sentence(o.answer, factual=False),)
         yield Status("outcome", o.status)
         yield GraphAnswer(
@@ -246,12 +250,13 @@ class GraphQAPipeline:
         o, cfg = self.outcome, self.deps.settings
         self._sentences, self._support, self._about = (), 0.0, ()
         self._shown, self._original, self._offer, self._found, self._names = "", "", None, [], []
+        self._said_zh = ""  # the outcome in Chinese, where it has its own wording
         question = self._question = " ".join(req.question.split())
         if not question:
             o.reason = "empty question"
             return
         if why := write_request(question):  # not a name to strip and answer around
-            o.reason = why
+            o.reason, self._said_zh = why, wording.READ_ONLY
             return
         yield Status("understand", "understanding the question")
         run_id = self.trace.run_id
@@ -297,7 +302,7 @@ class GraphQAPipeline:
         if self._asks_back(before):
             return
         if u.confidence < cfg.min_confidence:
-            o.status = "clarify"
+            o.status, self._said_zh = "clarify", wording.UNCLEAR
             o.reason = "the question is unclear: please name what you are looking for"
             return
         entities = {a.mention: a.best for a in found if a.best is not None}
@@ -313,6 +318,7 @@ class GraphQAPipeline:
             o.status, o.reason = "no_rows", "no rows for this query"
             counted = " (it counted nothing)" if rows.rows else ""
             o.answer = f"No rows for this query{counted}: {with_values(o.cypher, o.params)}"
+            self._said_zh = wording.no_rows(with_values(o.cypher, o.params), bool(counted))
             if (offer := self._offer) is not None:  # a question, never the answer
                 shown = with_values(offer.shown or offer.cypher, offer.params)
                 how = offer.relaxed[:1].upper() + offer.relaxed[1:]
@@ -322,6 +328,10 @@ class GraphQAPipeline:
                     f"matches {len(offer.rows.rows)} row(s) ({first_row(offer.rows)}): is that "
                     f"what you meant? {shown}"
                 )
+                self._said_zh = wording.no_rows_offer(
+                    with_values(self._shown, o.params), offer.relaxed, len(offer.rows.rows),
+                    first_row(offer.rows), shown,
+                )  # fmt: skip
             return
         model = self._answer_model()
         listing = is_listing(question)
@@ -426,7 +436,7 @@ class GraphQAPipeline:
             return False
         o = self.outcome
         o.status = "refused" if top.kind == "missing_property" else "clarify"
-        o.reason, o.options = top.says, list(top.options)
+        o.reason, o.options, self._said_zh = top.says, list(top.options), top.says_zh
         return True
 
     def _route(
@@ -533,13 +543,15 @@ class GraphQAPipeline:
         o.attempts = res.attempts
         if res.chosen is None:
             o.reason = res.failure or res.error
+            self._said_zh = wording.NO_TEMPLATE_ZH if o.reason == wording.NO_TEMPLATE else ""
             if gap := schema_gap(res.error, self.spec):  # "the graph does not hold X"
                 o.reason, o.options = gap[0], gap[1]
             elif (d := self._decide(question, "", res)).ask and (top := d.top) is not None:
                 if top.kind == "missing_property":  # "the graph does not hold X"
-                    o.reason, o.options = top.says, list(top.options)
+                    o.reason, o.options, self._said_zh = top.says, list(top.options), top.says_zh
                 else:  # what failed stays said; what is unclear is said beside it
                     o.reason, o.options = f"{o.reason}; {top.says}", list(top.options)
+                    self._said_zh = f"{self._said_zh}{top.says_zh}" if top.says_zh else ""
             return
         c = res.chosen
         o.cypher, o.params, o.source = c.cypher, c.params, c.source
