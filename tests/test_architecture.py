@@ -13,13 +13,14 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "footnote"
 MAX_LINES = 600
 
 # Layer of each top-level module or package under footnote/. L0 modules may import the
-# L0 modules listed before them (errors <- types <- access <- numbers <- textnorm <- events <-
-# serialize).
+# L0 modules listed before them (errors <- types <- access <- number_words <- numbers <-
+# textnorm <- events <- serialize).
 LAYERS: dict[str, float] = {
     "errors": 0.0,
     "types": 0.1,
     "access": 0.11,
     "labels": 0.12,
+    "number_words": 0.14,
     "numbers": 0.15,
     "textnorm": 0.2,
     "events": 0.3,

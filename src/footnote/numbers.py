@@ -29,6 +29,15 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from footnote.number_words import (
+    WORD_VALUES,
+    WORDS_RUN,
+    ZH_NOT_NUMBERS,
+    ZH_RUN,
+    chinese_value,
+    english_value,
+)
+
 # -- units ----------------------------------------------------------------------------------
 # (spellings, family, factor to the family's base unit); spellings are case-sensitive unless
 # they are words (matched case-insensitively), so "MB" is data and "mb" is not read at all.
@@ -117,27 +126,6 @@ _SCALE_AFTER = re.compile(
     r"|(?P<suffix>[kKMB])(?![A-Za-z])|\s(?P<spaced>k)(?=\s+[a-z]{3})"
 )
 _SUFFIX_SCALES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
-
-# -- number words ---------------------------------------------------------------------------
-_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-         "eighteen", "nineteen"]  # fmt: skip
-_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-_WORD_VALUES = {w: i for i, w in enumerate(_ONES)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
-_MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
-_WORD = "|".join(sorted([*_WORD_VALUES, *_MULTIPLIERS], key=len, reverse=True))
-_WORDS_RUN = re.compile(
-    rf"\b(?:{'|'.join(sorted(_WORD_VALUES, key=len, reverse=True))})"
-    rf"(?:(?:\s+|-)(?:{_WORD}))*\b(?!-shot)",
-    re.IGNORECASE,
-)
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-              "七": 7, "八": 8, "九": 9}  # fmt: skip
-_ZH_SMALL = {"十": 10, "百": 100, "千": 1000}
-_ZH_BIG = {"万": 10**4, "亿": 10**8}
-_ZH_RUN = re.compile("(?<!第)[零〇一二两三四五六七八九十][零〇一二两三四五六七八九十百千万亿]*")
-_ZH_NOT_NUMBERS = re.compile("十分(?!钟)|两者|三者")
-"""Read at the run's own position: 十分 "very" (十分钟 is ten minutes), 两者/三者 "both"."""
 
 # -- the digits -----------------------------------------------------------------------------
 _DIGITS = re.compile(
@@ -304,41 +292,6 @@ def stem_inflected(word: str) -> str:
     return stem(w)
 
 
-def _english_value(run: str) -> float:
-    total, current = 0, 0
-    for word in re.split(r"[\s-]+", run.lower()):
-        if word == "and":
-            continue
-        if word in _WORD_VALUES:
-            current += _WORD_VALUES[word]
-        elif word == "hundred":
-            current = max(current, 1) * 100
-        elif word in _MULTIPLIERS:
-            total += max(current, 1) * _MULTIPLIERS[word]
-            current = 0
-    return float(total + current)
-
-
-def _chinese_value(run: str) -> float | None:
-    if len(run) > 1 and all(ch in _ZH_DIGITS for ch in run):  # 二〇二〇 is 2020, 二三 nothing
-        zero = any(ch in "零〇" for ch in run)
-        return float("".join(str(_ZH_DIGITS[ch]) for ch in run)) if zero else None
-    total, section, digit = 0, 0, None
-    for ch in run:
-        if ch in _ZH_DIGITS:
-            if digit:  # 一千零五: a zero holds a place
-                return None
-            digit = _ZH_DIGITS[ch]
-        elif ch in _ZH_SMALL:
-            section += (1 if digit is None else digit) * _ZH_SMALL[ch]
-            digit = None
-        else:
-            section += digit or 0
-            total += max(section, 1) * _ZH_BIG[ch]
-            section, digit = 0, None
-    return float(total + section + (digit or 0))
-
-
 def _tail(text: str, end: int) -> tuple[int, str, float, str, tuple[str, ...], str]:
     """After a number: (end, family, factor, noun, next words, unit or raw noun)."""
     m = _UNIT_AFTER.match(text, end)
@@ -389,18 +342,18 @@ def _quantities(text: str) -> tuple[Quantity, ...]:
             scale = _SCALE_WORDS[word] if word else _SUFFIX_SCALES[s["suffix"] or s["spaced"]]
             end = s.end()
         add(m.start(), end, raw, 0, scale, False)
-    for m in _WORDS_RUN.finditer(folded):
-        value = _english_value(m.group(0))
+    for m in WORDS_RUN.finditer(folded):
+        value = english_value(m.group(0))
         if m.group(0).lower() == "one" and not _has_unit(folded, m.end()):
             continue  # "one of the" is rarely a quantity
         found.append(_finish(folded, m.start(), m.end(), value, 0, 1.0, True))
-    for m in _ZH_RUN.finditer(folded):
+    for m in ZH_RUN.finditer(folded):
         run = m.group(0)
-        if _ZH_NOT_NUMBERS.match(folded, m.start()) or any(a <= m.start() < b for a, b in spans):
+        if ZH_NOT_NUMBERS.match(folded, m.start()) or any(a <= m.start() < b for a, b in spans):
             continue
         if run == "一" and not _has_unit(folded, m.end()):
             continue  # 一个, 一致, 一些: rarely a quantity, like "one"
-        zh = _chinese_value(run)
+        zh = chinese_value(run)
         if zh is not None:
             found.append(_finish(folded, m.start(), m.end(), zh, 0, 1.0, True))
     found.sort(key=lambda q: q.start)
@@ -593,8 +546,8 @@ def parse_number(text: str) -> float | None:
     10^{-5}`, `10^{-3}`, `3,177`, `887K`, `1.2 million`, `12 万`, `three` — possibly followed by
     a unit word (`50 tokens`, `80%` gives 80); None when it is not exactly one number."""
     t = _fold(text).strip()
-    if t.lower() in _WORD_VALUES:
-        return float(_WORD_VALUES[t.lower()])
+    if t.lower() in WORD_VALUES:
+        return float(WORD_VALUES[t.lower()])
     for pattern in (_SCI_VALUE, _E_VALUE):
         m = pattern.match(t)
         if m:
