@@ -53,6 +53,13 @@ def test_what_an_undated_figure_measures() -> None:
     ] == ["accuracy (difference)", "accuracy (difference)"]
     assert [f.measure for f in figures(
         "These models achieve a better performance with an average F1 score of over 47%.")] == ["F1"]  # fmt: skip
+    # what stands right before a number tells a result from a difference, and a list keeps it
+    assert [f.measure for f in figures(
+        "BERTbase outperforms previous baselines yielding F1-score of 81% and 91% for datasets "
+        "of Waseem and Davidson respectively.")] == ["F1", "F1"]  # fmt: skip
+    assert [f.measure for f in figures("We see an improvement of 3.2% in accuracy.")] == [
+        "accuracy (difference)"
+    ]
     # a number labelled with a name of its own is that name's; a table row is its columns'
     assert [f.value for f in figures("They report an F1 score of 83.6% (PU=87.5%, CO=80.1%).")] == [
         83.6

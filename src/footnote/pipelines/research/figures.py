@@ -60,6 +60,14 @@ _COMPARING = re.compile(
 )  # fmt: skip
 """Words of change that make a figure in their clause a difference between two results ("a
 better performance … of 47%" is a result, not a difference)."""
+_RESULT_BEFORE = re.compile(
+    r"(?:\b(?P<change>improvement|gain|increase|decrease|drop|reduction|boost)s?\s+)?"
+    r"(?:\b(?:of|is|was|were|at|to|reach\w*|achiev\w*|obtain\w*|yield\w*)|=|为|达到)\s*"
+    r"(?:over|about|around|only|nearly|approximately|up to)?\s*$",
+    re.I,
+)  # fmt: skip
+"""What stands right before a result ("F1-score of 81%") or a difference ("a gain of 3%")."""
+_LISTED = re.compile(r"\s*(?:,|and|or|to|vs\.?|和|与|、|至)\s*")
 _CLAUSE_START = re.compile(r"[,;:，；：]|\.\s|\b(?:which|while|whereas)\b")
 _LABELLED = re.compile(r"\b([A-Za-z][\w-]{0,7})\s*[=:]\s*$")
 """`PU=87.5%`: a number labelled with a name of its own."""
@@ -112,11 +120,19 @@ def figures(snippet: str) -> list[Figure]:
     for sentence in _SENTENCE_END.split(text):
         if _TABLE_ROW.search(sentence):
             continue  # a table row's cells belong to its columns, not to the nearest name
-        out += [f for q in quantities(sentence) if (f := _figure(sentence, q)) is not None]
+        last: tuple[int, bool] | None = None  # where the last result ended, a difference?
+        for q in quantities(sentence):
+            listed = last is not None and bool(_LISTED.fullmatch(sentence[last[0] : q.start]))
+            f = _figure(sentence, q, last[1] if last is not None and listed else None)
+            if f is not None:
+                out.append(f)
+                last = (q.start + len(q.text), f.measure.endswith("(difference)"))
     return out
 
 
-def _figure(sentence: str, q: Quantity) -> Figure | None:
+def _figure(sentence: str, q: Quantity, listed: bool | None) -> Figure | None:
+    """`listed`: the number follows another result in a list ("88% and 92%"), a difference or
+    not as that one is (None: it does not)."""
     if q.words or looks_like_year(q):
         return None
     end = q.start + len(q.text)
@@ -124,15 +140,18 @@ def _figure(sentence: str, q: Quantity) -> Figure | None:
         rate = " per item" if _RATE_AFTER.match(sentence, end) else ""
         return Figure(q.value, q.unit, f"{q.family}{rate}", q.text, q.base)
     if q.family in ("percent", "points") or (not q.family and q.decimals):
-        return _evaluation(sentence, q, end)
+        return _evaluation(sentence, q, end, listed)
     if q.family == "count" or not q.family:
         return _count(sentence, q, end)
     return None
 
 
-def _evaluation(sentence: str, q: Quantity, end: int) -> Figure | None:
+def _evaluation(sentence: str, q: Quantity, end: int, listed: bool | None) -> Figure | None:
     """A percentage or decimal beside the name of an evaluation measure (a number labelled
-    with another name, `PU=87.5%`, is not that measure)."""
+    with another name, `PU=87.5%`, is not that measure). A difference: a change word right
+    after it ("2.9% higher"), else as the result it is listed after, else by what stands right
+    before it ("F1 of 81%" a result, "an improvement of 3%" a difference), else by the change
+    words of its clause."""
     label = _LABELLED.search(sentence[max(0, q.start - 12) : q.start])
     if label and not _NAMES.fullmatch(label.group(1)):
         return None
@@ -146,12 +165,15 @@ def _evaluation(sentence: str, q: Quantity, end: int) -> Figure | None:
     if best is None:
         return None
     name = best[1]
-    clause = _CLAUSE_START.split(sentence[: q.start])[-1]
-    difference = (
-        q.family == "points"
-        or bool(_DIFFERENCE_AFTER.match(sentence, _range_end(sentence, end)))
-        or bool(_COMPARING.search(clause))
-    )
+    before = _RESULT_BEFORE.search(sentence[max(0, q.start - 40) : q.start])
+    if q.family == "points" or _DIFFERENCE_AFTER.match(sentence, _range_end(sentence, end)):
+        difference = True
+    elif listed is not None:
+        difference = listed
+    elif before is not None:
+        difference = bool(before["change"])
+    else:
+        difference = bool(_COMPARING.search(_CLAUSE_START.split(sentence[: q.start])[-1]))
     measure = f"{name} (difference)" if difference else name
     if name in _PERCENT_SCALE or difference:
         norm = q.value * 100 if not q.family and q.value <= 1 else q.value
