@@ -109,3 +109,34 @@ def test_what_is_not_set_side_by_side() -> None:
     # a dated figure keeps the dated rule: no year-blind comparison with a paper's figure
     dated = _card("m", "In 2023 the classifier reached an accuracy of 71% on new data.", "report")
     assert [c.metric for c in _conflicts([attack, dated])] == []
+
+
+def test_figures_for_different_settings_dispute_nothing() -> None:
+    """A `settings` comparison made every item it touched `conflicting` and blocked sign-off
+    until resolved: papers' F1s for different tasks are no disagreement to settle."""
+    from footnote.pipelines.research.checks import coverage
+    from footnote.pipelines.review.decisions import ReviewState, blockers
+    from footnote.types import Brief, Claim, Conflict, ConflictValue, Outline, OutlineItem
+
+    item = OutlineItem("results", "Results", "What F1 do they report?")
+    card = _card("hate", HATE, "hate-paper")
+    claim = Claim("results-c1", HATE, ("hate",), verdict="supported")
+    values = (ConflictValue("hate", 88.0, "%", "88%"), ConflictValue("cts", 93.75, "%", "93.75%"))
+    settings = Conflict(
+        "conflict_s", "F1 (%, undated)", values, item_ids=("results",), kind="settings"
+    )
+    disagree = Conflict("conflict_d", "market size (USD, 2023)", values, item_ids=("results",))
+
+    def state(conflicts: list[Conflict]) -> str:
+        return coverage(item, [claim], {"hate": card}, conflicts, lambda cs: 1, ["done"], 1).state
+
+    assert state([settings]) != "conflicting" and state([disagree]) == "conflicting"
+    brief = Brief(
+        "r",
+        "q",
+        Outline("q", "literature_review", (item,)),
+        (),
+        (card,),
+        conflicts=(settings, disagree),
+    )
+    assert blockers(brief, ReviewState(), []) == ["conflict not resolved: market size (USD, 2023)"]

@@ -221,9 +221,11 @@ def coverage(
     stopped = [r for r in stop_reasons if r != "done"]
     if stopped:
         reasons.append("investigation stopped early: " + ", ".join(sorted(set(stopped))))
-    if any(item.id in c.item_ids for c in conflicts):
+    if any(item.id in c.item_ids and c.kind == "disagree" for c in conflicts):
         state = "conflicting"
         reasons.append("sources disagree on a figure (shown side by side)")
+    if any(item.id in c.item_ids and c.kind == "settings" for c in conflicts):  # not a dispute
+        reasons.append("one measure's figures for different settings are shown side by side")
     for page in paywalled:
         reasons.append(f"check by hand: {page.get('url')} (paywalled; retrieved "
                        f"{page.get('retrieved_at')}, HTTP {page.get('status')}): {page.get('check')}")  # fmt: skip

@@ -153,7 +153,7 @@ def blockers(
     origin_groups: Sequence[tuple[str, str]] = (),
 ) -> list[str]:  # fmt: skip
     """Why this version cannot be signed yet (empty: it can), each naming the claim by its
-    text: a sampled claim never opened, a key number not ticked, a conflict not resolved, an
+    text: a sampled claim never opened, a key number not ticked, a disagreement not resolved, an
     undecided attribution group (`origin_groups`: id and how to name it) not decided."""
     out = []
     for _, claim in claims_of(brief).values():
@@ -161,8 +161,8 @@ def blockers(
             out.append(f"sampled claim not opened: {_quoted(current_text(claim, state))}")
         if is_key(claim, state) and not _ticked(claim, state):
             out.append(f"key number not ticked: {_quoted(current_text(claim, state))}")
-    for conflict in brief.conflicts:
-        if conflict.id not in state.resolutions:
+    for conflict in brief.conflicts:  # figures of different settings dispute nothing
+        if conflict.kind == "disagree" and conflict.id not in state.resolutions:
             out.append(f"conflict not resolved: {conflict.metric or conflict.id}")
     for gid, name in origin_groups:
         if gid not in state.origins:
