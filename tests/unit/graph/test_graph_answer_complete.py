@@ -125,7 +125,14 @@ def test_a_number_the_query_filtered_by_may_be_restated() -> None:
         {"name": "m", "nodes": {"Movie": {"properties": {"title": "STRING", "released": "INT64"},
                                           "key": "title", "name": "title"}}}
     )  # fmt: skip
-    assert "before" not in asked_gap(q, spec, rows, [], ["Movie"])
+    said, said_zh = asked_gap(q, spec, rows, [], ["Movie"])
+    assert "before" not in said and "before" not in said_zh
+    # what a Chinese question reads: the same refusal in Chinese, the graph's names as held
+    said, said_zh = asked_gap("What was the budget of Top Gun?", spec, rows, [], ["Movie"])
+    assert said.startswith("the graph does not hold budget")
+    assert said_zh == "图中没有“budget”这项信息；它包含：title、released。"
+    said, said_zh = asked_gap("Top Gun 的片长是多少？", spec, rows, ["Top Gun"], ["Movie"])
+    assert said_zh.startswith("这次查询的结果没有给出问题所问的内容") and "title" in said_zh
 
 
 def test_a_filter_number_is_no_value_of_a_row() -> None:

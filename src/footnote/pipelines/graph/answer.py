@@ -25,6 +25,7 @@ from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
 from footnote.numbers import stem_inflected
+from footnote.pipelines.graph import wording
 from footnote.pipelines.graph.clarify import QUERY_WORDS
 from footnote.pipelines.graph.understand import squeezed
 from footnote.prompts import load_prompt
@@ -332,11 +333,11 @@ _ASKING = frozenset(
 
 def asked_gap(
     question: str, spec: GraphSpec, rows: GraphRows, names: Sequence[str], labels: Sequence[str]
-) -> str:
-    """Why rows do not answer `question`: "the graph does not hold X; it holds Y, Z" when the
-    question asks for words that neither the schema nor the rows hold (X as written in the
-    question; Y, Z the properties of `labels`, else of every label), else that the rows of
-    the query do not state what was asked."""
+) -> tuple[str, str]:
+    """Why rows do not answer `question`, in English and in Chinese (`wording`): "the graph
+    does not hold X; it holds Y, Z" when the question asks for words that neither the schema
+    nor the rows hold (X as written in the question; Y, Z the properties of `labels`, else of
+    every label), else that the rows of the query do not state what was asked."""
     known = "\n".join([*names, *rows.columns, *(value_text(v) for r in rows.rows for v in r)])
     keywords = {w for i in spec.intents.values() for k in i.keywords for w in k.lower().split()}
     unknown = set(unsupported_words(question, known, schema_words(spec) | keywords))
@@ -353,7 +354,10 @@ def asked_gap(
     props = list(dict.fromkeys(p for lab in held for p in spec.nodes[lab].properties))
     if runs:
         asked = " and ".join(question[a:b] for a, b in runs)
-        return f"the graph does not hold {asked}; it holds {', '.join(props)}"
-    return "the rows of this query do not state what the question asks: they hold " + ", ".join(
-        rows.columns
+        lacks = f"the graph does not hold {asked}; it holds {', '.join(props)}"
+        return lacks, wording.missing(asked, props)
+    return (
+        "the rows of this query do not state what the question asks: they hold "
+        + ", ".join(rows.columns),
+        wording.rows_lack(rows.columns),
     )

@@ -374,7 +374,8 @@ class GraphQAPipeline:
             ]
             names += [str(v) for v in o.params.values()]  # the query's values ('Peter') too
             labels = [a.best.entity.label for a in found if a.best]
-            o.status, o.reason = "refused", asked_gap(question, self.spec, rows, names, labels)
+            o.status = "refused"
+            o.reason, self._said_zh = asked_gap(question, self.spec, rows, names, labels)
             return
         if not any(s.factual for s in composed.sentences):  # nothing passed the row checks
             o.status = "refused"

@@ -35,6 +35,10 @@ def missing(asked: str, props: Sequence[str]) -> str:
     return f"图中没有“{asked}”这项信息；它包含：{'、'.join(props)}。"
 
 
+def rows_lack(columns: Sequence[str]) -> str:
+    return f"这次查询的结果没有给出问题所问的内容：结果只有{'、'.join(columns)}。"
+
+
 def names_nothing(labels: Sequence[str]) -> str:
     return f"这个问题没有提到图中包含的内容（图中有：{'、'.join(labels)}）：您想查找什么？"
 
