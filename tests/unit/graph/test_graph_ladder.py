@@ -228,6 +228,7 @@ def test_a_property_on_the_wrong_label_is_not_a_gap_of_the_graph(films: LadybugG
     assert schema_gap("unknown property year on Person", spec) is None
     gap = schema_gap("unknown property f.budget", spec)
     assert gap is not None and gap[0].startswith("the graph does not hold the property 'budget'")
+    assert gap[2].startswith("图中没有属性“budget”；最接近的是：")  # for a Chinese question
 
 
 def test_the_small_models_old_syntax_and_missing_return_are_repaired() -> None:

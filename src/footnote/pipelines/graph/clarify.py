@@ -388,10 +388,11 @@ _GAPS = (
 )
 
 
-def schema_gap(error: str, spec: GraphSpec) -> tuple[str, list[str]] | None:
+def schema_gap(error: str, spec: GraphSpec) -> tuple[str, list[str], str] | None:
     """When the last rejection named a schema element the graph lacks: the sentence "the
-    graph does not hold X" and the nearest elements it does hold; else None (also when the
-    property exists on another label: the query was wrong, the graph is not)."""
+    graph does not hold X", the nearest elements it does hold and the sentence in Chinese
+    (`wording`); else None (also when the property exists on another label: the query was
+    wrong, the graph is not)."""
     props = sorted({p for n in spec.nodes.values() for p in n.properties}
                    | {p for r in spec.relationships.values() for p in r.properties})  # fmt: skip
     found = [(m, kind) for pattern, kind in _GAPS if (m := pattern.search(error))]
@@ -412,5 +413,6 @@ def schema_gap(error: str, spec: GraphSpec) -> tuple[str, list[str]] | None:
         noun = {"label": "nodes labelled", "relationship": "relationships of type"}.get(
             kind, "the property"
         )
-        return f"the graph does not hold {noun} {what!r}; nearest it holds: {', '.join(near)}", near
+        said = f"the graph does not hold {noun} {what!r}; nearest it holds: {', '.join(near)}"
+        return said, near, wording.lacks_element(kind, what, near)
     return None

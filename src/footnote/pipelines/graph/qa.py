@@ -546,7 +546,7 @@ class GraphQAPipeline:
             o.reason = res.failure or res.error
             self._said_zh = wording.NO_TEMPLATE_ZH if o.reason == wording.NO_TEMPLATE else ""
             if gap := schema_gap(res.error, self.spec):  # "the graph does not hold X"
-                o.reason, o.options = gap[0], gap[1]
+                o.reason, o.options, self._said_zh = gap
             elif (d := self._decide(question, "", res)).ask and (top := d.top) is not None:
                 if top.kind == "missing_property":  # "the graph does not hold X"
                     o.reason, o.options, self._said_zh = top.says, list(top.options), top.says_zh

@@ -39,6 +39,13 @@ def rows_lack(columns: Sequence[str]) -> str:
     return f"这次查询的结果没有给出问题所问的内容：结果只有{'、'.join(columns)}。"
 
 
+def lacks_element(kind: str, what: str, near: Sequence[str]) -> str:
+    """A schema element a query asked for and the graph lacks (`clarify.schema_gap`)."""
+    noun = {"label": "标签为", "relationship": "类型为"}.get(kind, "属性")
+    holds = {"label": "的节点", "relationship": "的关系"}.get(kind, "")
+    return f"图中没有{noun}“{what}”{holds}；最接近的是：{'、'.join(near)}。"
+
+
 def names_nothing(labels: Sequence[str]) -> str:
     return f"这个问题没有提到图中包含的内容（图中有：{'、'.join(labels)}）：您想查找什么？"
 
