@@ -104,3 +104,17 @@ def test_database_and_based_on_ask_for_nothing_the_graph_lacks() -> None:
               "数据库中最年轻的三个人是谁？"):  # fmt: skip
         assert missing_property(q, SPEC, []) is None, q
     assert missing_property("Who are the 3 tallest people in the database?", SPEC, [])
+
+
+def test_a_count_asked_with_ji_names_what_it_counts() -> None:
+    """Seen with the embedded model this pass (gd-069): "汤姆·汉克斯有几个孩子？" (the graph holds
+    no children) was answered "汤姆·汉克斯有12个孩子。" — only 多少 was read as asking a count,
+    so 几 ("how many") let the question through to a model that answered another one."""
+    from footnote.pipelines.graph.clarify import missing_property
+
+    gap = missing_property("汤姆·汉克斯有几个孩子？", SPEC, [], ["汤姆·汉克斯"])
+    assert gap is not None and "孩子" in gap.says and "孩子" in gap.says_zh
+    assert (
+        missing_property("Carrie-Anne Moss一共演过几部电影？", SPEC, [], ["Carrie-Anne Moss"])
+        is None
+    )

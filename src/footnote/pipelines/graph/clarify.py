@@ -101,9 +101,9 @@ _ZH_SLOT = re.compile(
     r"的(?P<a>[\u4e00-\u9fff]{1,6}?)(?:是多少|是什么|是哪|有多|为多少|多少|是几|是谁|怎么样|如何|是多久|多久|多长|多大|多重|多高)"
 )
 _ZH_COUNTED = re.compile(
-    r"多少(?:名|个|位|种|件|家|部|本|条|笔|张|次)?(?P<a>[\u4e00-\u9fff]{1,4}?)\s*(?:[？?。！!]|$)"
+    r"(?:多少|几)(?:名|个|位|种|件|家|部|本|条|笔|张|次)?(?P<a>[\u4e00-\u9fff]{1,4}?)\s*(?:[？?。！!]|$)"
 )
-"""What a Chinese count asks for ("有多少名员工？" → 员工)."""
+"""What a Chinese count asks for ("有多少名员工？" → 员工, "有几个孩子？" → 孩子)."""
 GRAPH_WORDS = re.compile(
     r"\b(?:nodes?|relationships?|edges?|vertex|vertices)\b|节点|顶点|关系", re.IGNORECASE
 )
