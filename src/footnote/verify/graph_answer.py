@@ -20,6 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from footnote.numbers import quantities
 from footnote.store.graph.base import GraphRows, GraphSpec
 from footnote.textnorm import (
     CJK_RUN_RE,
@@ -43,7 +44,7 @@ __all__ = [
     "dates_in", "names_in", "row_id", "row_text", "schema_words", "unsupported_words",
     "value_text", "verify_graph_answer",
 ]  # fmt: skip
-CHECK_KINDS = (*VALUE_KINDS, "words", "direction")
+CHECK_KINDS = (*VALUE_KINDS, "words", "direction", "units")
 FRAME_WORDS = STOP_WORDS_EN | QUESTION_WORDS_EN | frozenset(
     {"she", "he", "her", "his", "him", "hers", "they", "them", "their", "it", "its", "there",
      "both", "each", "all", "none", "only", "also", "one", "two", "three", "four", "five", "six",
@@ -324,8 +325,28 @@ def _with_words(
         return check
     known = "\n".join([question, *rows.context, *(rows.rows[i] for i in check.cited)])
     words = unsupported_words(check.text, known, vocabulary)
-    verdict = "unsupported" if words else check.verdict
-    return replace(check, missing={**check.missing, "words": words}, verdict=verdict)
+    units = unnamed_currencies(check.text, "\n".join([known, *vocabulary]))
+    verdict = "unsupported" if words or units else check.verdict
+    missing = {**check.missing, "words": words, **({"units": units} if units else {})}
+    return replace(check, missing=missing, verdict=verdict)
+
+
+_CURRENCY_NAMES = {
+    "USD": ("$", "usd", "dollar", "美元"), "EUR": ("€", "eur", "euro", "欧元"),
+    "GBP": ("£", "gbp", "pound", "英镑"), "CNY": ("¥", "￥", "cny", "rmb", "yuan", "元", "人民币"),
+}  # fmt: skip
+
+
+def unnamed_currencies(sentence: str, known: str) -> list[str]:
+    """The currency figures of a graph sentence whose currency nothing it may draw on names
+    (question, schema, rows): a value stored bare is no price in 元 or dollars
+    ("Tofu 的单价是 23.25 元" over `unitPrice: 23.25`)."""
+    low = known.lower()
+    return [
+        q.text for q in quantities(sentence)
+        if q.family.startswith("currency:")
+        and not any(name in low for name in _CURRENCY_NAMES.get(q.family[9:], (q.family[9:].lower(),)))
+    ]  # fmt: skip
 
 
 def _with_direction(check: SentenceCheck, bounds: Mapping[str, str] | None) -> SentenceCheck:

@@ -38,3 +38,24 @@ def test_words_not_characters() -> None:
     )
     assert not v.checks[0].ok and v.checks[0].missing["words"], v.checks[0]
     assert cjk_content_words("他出演过电影红河。") == ["出演", "电影", "红河"]
+
+
+def test_a_currency_nothing_names_is_an_invention() -> None:
+    """Seen with the embedded model this pass (gd-044): "Tofu 的单价是 23.25 元" over a row holding
+    `unitPrice: 23.25` passed — the gate read the number, not the 元 the model added."""
+    rows = ShownRows.of(GraphRows(("product", "unitPrice"), (("Tofu", 23.25),)), 10)
+    vocab = frozenset({"product", "unitprice", "unit", "price"})
+    v = verify_graph_answer(
+        [("Tofu 的单价是 23.25 元。", ["row:0"]), ("Tofu 的单价是 23.25。", ["row:0"]),
+         ("Tofu costs $23.25.", ["row:0"])],
+        rows, question="Tofu 的单价是多少？", vocabulary=vocab,
+    )  # fmt: skip
+    yuan, bare, dollars = v.checks
+    assert not yuan.ok and yuan.missing["units"] == ["23.25 元"], yuan
+    assert bare.ok, v.reason
+    assert not dollars.ok and dollars.missing["units"], dollars
+    named = verify_graph_answer(
+        [("Tofu 的单价是 23.25 元。", ["row:0"])], rows, question="Tofu 的单价是多少元？",
+        vocabulary=vocab,
+    )  # fmt: skip
+    assert named.checks[0].ok, named.reason  # the question names the currency
