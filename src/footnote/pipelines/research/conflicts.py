@@ -369,12 +369,9 @@ def find_conflicts(
         cid = "conflict_" + sha256_hex("|".join(ids).encode())[:10]
         items = tuple(dict.fromkeys(i for m in group for i in items_of(m.card)))
         out.append(Conflict(cid, metric, values, item_ids=items, note="; ".join(notes)))
-    undated = [c for c in cards if not _dated(c)]
+    dated = {m.card.id for m in ms if m.year is not None}
+    undated = [c for c in cards if c.id not in dated]
     return out + settings_conflicts(undated, origin, items_of, relevant=relevant)
-
-
-def _dated(card: EvidenceCard) -> bool:
-    return any(m.year is not None for m in measures(card))
 
 
 def scope_sentences(text: str, span: tuple[int, int] | None, radius: int = 400) -> str:

@@ -226,11 +226,11 @@ def settings_conflicts(
     (its sentence is not about the research question) gives no value. Each value's setting is
     its own sentence (a paper's neighbouring sentences describe other settings). One origin may
     give several values (one per setting), never the same value twice."""
-    verdicts = relevant(cards) if relevant else [True] * len(cards)
-    kept = [c for c, ok in zip(cards, verdicts, strict=True) if ok]
+    stated = [(c, fs) for c in cards if (fs := figures(c.snippet))]  # only these are judged
+    verdicts = relevant([c for c, _fs in stated]) if relevant else [True] * len(stated)
     found: dict[str, dict[tuple[str, float], tuple[EvidenceCard, Figure]]] = {}
-    for card in kept:
-        for f in figures(card.snippet):
+    for (card, fs), ok in zip(stated, verdicts, strict=True):
+        for f in fs if ok else ():
             found.setdefault(f.measure, {}).setdefault((origin(card), round(f.norm, 6)), (card, f))
     out = []
     for measure, picked in found.items():
