@@ -106,6 +106,15 @@ _TIMES_SIGN = re.compile(r"x|×")
 _NOT_TIMES = re.compile(r"\s*[\dA-Z$]")
 """A multiplier sign only when no number or name follows ("3.5x faster"; not "3 x 3",
 "5 × 10^-5", "8x A100")."""
+
+
+def currency_spellings(code: str) -> tuple[str, ...]:
+    """How a currency (`USD`, `CNY` …) is written: its words, codes and signs."""
+    family = f"currency:{code}"
+    words = [s for spellings, f, _ in _UNIT_TABLE if f == family for s in spellings]
+    return (*words, *(sign for sign, f in _CURRENCY_SIGNS.items() if f == family))
+
+
 _CURRENCY_BEFORE = re.compile(r"(?P<cur>US\$|\$|€|£|¥|￥)\s*$")
 _MATH_CLOSE = re.compile(r"(?:\\?%)?\$")
 """A LaTeX math `$` closing right after a number (`$24,783$`, `$89\\%$`): the opening `$` is

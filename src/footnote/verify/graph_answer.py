@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from footnote.numbers import quantities
+from footnote.numbers import currency_spellings, quantities
 from footnote.store.graph.base import GraphRows, GraphSpec
 from footnote.textnorm import (
     CJK_RUN_RE,
@@ -331,12 +331,6 @@ def _with_words(
     return replace(check, missing=missing, verdict=verdict)
 
 
-_CURRENCY_NAMES = {
-    "USD": ("$", "usd", "dollar", "美元"), "EUR": ("€", "eur", "euro", "欧元"),
-    "GBP": ("£", "gbp", "pound", "英镑"), "CNY": ("¥", "￥", "cny", "rmb", "yuan", "元", "人民币"),
-}  # fmt: skip
-
-
 def unnamed_currencies(sentence: str, known: str) -> list[str]:
     """The currency figures of a graph sentence whose currency nothing it may draw on names
     (question, schema, rows): a value stored bare is no price in 元 or dollars
@@ -344,8 +338,8 @@ def unnamed_currencies(sentence: str, known: str) -> list[str]:
     low = known.lower()
     return [
         q.text for q in quantities(sentence)
-        if q.family.startswith("currency:")
-        and not any(name in low for name in _CURRENCY_NAMES.get(q.family[9:], (q.family[9:].lower(),)))
+        if q.family.startswith("currency:")  # "pound" names what "pounds" does
+        and not any(s.lower().rstrip("s") in low for s in currency_spellings(q.family[9:]))
     ]  # fmt: skip
 
 

@@ -26,7 +26,7 @@ from footnote.models.roles import RoleModel
 from footnote.models.structured import structured
 from footnote.numbers import stem_inflected
 from footnote.pipelines.graph import wording
-from footnote.pipelines.graph.clarify import QUERY_WORDS
+from footnote.pipelines.graph.clarify import QUERY_WORDS, lacks
 from footnote.pipelines.graph.understand import squeezed
 from footnote.prompts import load_prompt
 from footnote.store.graph.base import GraphRows, GraphSpec
@@ -354,8 +354,7 @@ def asked_gap(
     props = list(dict.fromkeys(p for lab in held for p in spec.nodes[lab].properties))
     if runs:
         asked = " and ".join(question[a:b] for a, b in runs)
-        lacks = f"the graph does not hold {asked}; it holds {', '.join(props)}"
-        return lacks, wording.missing(asked, props)
+        return lacks(asked, props)
     return (
         "the rows of this query do not state what the question asks: they hold "
         + ", ".join(rows.columns),

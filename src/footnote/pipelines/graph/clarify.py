@@ -279,10 +279,16 @@ def missing_property(
     return None
 
 
+def lacks(asked: str, props: Sequence[str]) -> tuple[str, str]:
+    """ "the graph does not hold X; it holds Y, Z", in English and in Chinese."""
+    return f"the graph does not hold {asked}; it holds {', '.join(props)}", wording.missing(
+        asked, props
+    )
+
+
 def _gap(asked: str, props: Sequence[str], strength: float) -> Signal:
-    says = f"the graph does not hold {asked}; it holds {', '.join(props)}"
-    return Signal("missing_property", strength, says, tuple(props[:6]),
-                  wording.missing(asked, props))  # fmt: skip
+    says, says_zh = lacks(asked, props)
+    return Signal("missing_property", strength, says, tuple(props[:6]), says_zh)
 
 
 def _names(a: Alignment) -> list[str]:

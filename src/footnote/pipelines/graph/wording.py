@@ -13,7 +13,6 @@ _LEAD = {
     "clarify": "需要您进一步说明",
     "refused": "无法回答这个问题",
     "no_rows": "此查询没有返回任何行",
-    "answered": "",
 }
 UNCLEAR = "问题不够明确：请说明您要查找什么。"
 NO_TEMPLATE = "no template matches this question and no `cypher` model is bound"
