@@ -46,6 +46,7 @@ import asyncio
 import hashlib
 import json
 import random
+import re
 import statistics
 import sys
 import time
@@ -167,6 +168,11 @@ ANSWER_ROWS = GraphSettings().answer_rows
 
 
 # -- scoring -----------------------------------------------------------------------------------
+_CHINESE = re.compile(r"[\u4e00-\u9fff。，（）：？]")
+"""What a reply written in Chinese holds: Han characters or full-width punctuation (an answer
+made of names and numbers still closes with 。)."""
+
+
 def score(case: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """What one output means for its case: right (by its kind), and the flags the table
     counts (clarified, answered a different question, writes, error)."""
@@ -178,6 +184,7 @@ def score(case: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
                          "calls": int(out.get("model_calls", 0))}  # fmt: skip
     ours = GraphRows(tuple(f"c{i}" for i in range(max(map(len, out.get("rows") or [[]])))),
                      tuple(tuple(r) for r in out.get("rows") or []))  # fmt: skip
+    s["own_language"] = s["lang"] != "zh" or bool(_CHINESE.search(str(out.get("answer", ""))))
     s["listed"] = status == "answered" and len(ours.rows) > 1
     s["left_out"] = s["listed"] and bool(uncovered_rows([out["answer"]], ours, ANSWER_ROWS))
     if kind in GOLD_KINDS:
@@ -216,6 +223,9 @@ def aggregate(scores: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "exec_acc": share(lambda s: s["correct"], gold, "questions with gold rows"),
         "exec_acc_en": share(lambda s: s["correct"], lambda s: gold(s) and s["lang"] == "en", "en"),
         "exec_acc_zh": share(lambda s: s["correct"], lambda s: gold(s) and s["lang"] == "zh", "zh"),
+        "zh_said_in_zh": share(
+            lambda s: s["own_language"], lambda s: s["lang"] == "zh", "Chinese questions"
+        ),
         "exec_strict": share(lambda s: s["correct_strict"], gold, "no extra columns"),
         "follow_up": share(lambda s: s["right"], lambda s: s["kind"] == "follow_up", "follow-ups"),
         "amb_nis_right": share(
@@ -251,7 +261,7 @@ def aggregate(scores: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-COLUMNS = ["n", "errors", "exec_acc", "exec_acc_en", "exec_acc_zh", "exec_strict", "follow_up",
+COLUMNS = ["n", "errors", "exec_acc", "exec_acc_en", "exec_acc_zh", "zh_said_in_zh", "exec_strict", "follow_up",
            "amb_nis_right", "nis_gap_named", "clar_precision", "clar_recall", "injection_refused",
            "original_proceeded", "names_every_row", "different_q", "writes", "p50_s", "max_s", "calls_per_q"]  # fmt: skip
 NOTE = (
@@ -259,7 +269,9 @@ NOTE = (
     "(answerable and follow-ups), rows equal to the gold's with extra columns forgiven; errors, "
     "refusals and clarifications count as wrong. different_q: answered with rows ≠ gold, or "
     "answered a not-in-schema question. names_every_row: answers from 2+ rows that name a "
-    "value of each row shown (up to graph.answer_rows), by `uncovered_rows`. writes: must be 0."
+    "value of each row shown (up to graph.answer_rows), by `uncovered_rows`. zh_said_in_zh: "
+    "Chinese questions whose reply (answer, ask-back or refusal) holds Han characters or "
+    "full-width punctuation. writes: must be 0."
 )
 
 

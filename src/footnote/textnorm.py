@@ -13,6 +13,7 @@ import logging
 import re
 import threading
 import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
 from footnote.numbers import Quantity as Quantity
@@ -98,6 +99,15 @@ def is_cjk(ch: str) -> bool:
 def count_cjk(text: str) -> int:
     """How many characters of `text` are CJK (the ranges of `is_cjk`)."""
     return len(_CJK_CHAR.findall(text))
+
+
+def joined_sentences(texts: Iterable[str]) -> str:
+    """Sentences as one text: a space between them, none after a full-width stop
+    ("…1999）。Red River…", as Chinese is written)."""
+    out = ""
+    for t in texts:
+        out += t if not out or out[-1] in "。！？；" else " " + t
+    return out
 
 
 def text_lang(text: str) -> str:

@@ -84,6 +84,26 @@ def test_a_chinese_question_is_asked_back_or_refused_in_chinese(
     assert "which one did you mean" in str(english["answer"])
 
 
+@pytest.mark.parametrize(
+    ("question", "says", "english"),
+    [
+        ("Tom Hanks 是哪一年出生的？", "Tom Hanks 出生于 1956 年。", "was born in"),
+        ("The Matrix 是哪一年上映的？", "The Matrix 于 1999 年上映。", "was released in"),
+        ("Ron Howard 导演过哪些电影？", "Apollo 13（1995 年）。", "(1995)"),
+    ],
+)
+def test_a_chinese_question_is_answered_in_chinese(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, question: str, says: str, english: str
+) -> None:
+    """A template's answer to a Chinese question was English ("Tom Hanks was born in 1956." to
+    "Tom Hanks 是哪一年出生的？", issue #33): the intent's Chinese sentence renders the rows,
+    and it passes the same row checks."""
+    got = ask_json(ws, question, monkeypatch)
+    answer = str(got["answer"])
+    assert got["status"] == "answered" and says in answer and english not in answer, answer
+    assert float(str(got["support"])) == 1.0
+
+
 async def test_generated_path_with_a_fake_model(ws: Path) -> None:
     cat = graph_catalog(GraphSettings(), ws)
     store = cat.open("movies")
@@ -99,6 +119,25 @@ async def test_generated_path_with_a_fake_model(ws: Path) -> None:
     store.close()
     assert pipe.outcome.source == "model" and pipe.outcome.params == {"person": "Tom Hanks"}
     assert pipe.outcome.rows == [{"movies": 12}] and pipe.outcome.answer == "The answer is 12."
+
+
+async def test_a_failed_query_beside_an_ask_back_is_said_in_chinese(ws: Path) -> None:
+    """When the model's query fails and the question is also unclear, the English reason says
+    both; the Chinese answer said only the ask-back and dropped what failed (issue #33)."""
+    store = graph_catalog(GraphSettings(), ws).open("movies")
+    model = RoleModel("cypher", FakeChatModel(lambda _: "MATCH (p:Person RETURN p.name AS name"),
+                      ledger=Ledger(), external=False)  # fmt: skip
+    cfg = GraphSettings(understand="rules", answer="template")
+    pipe = GraphQAPipeline(GraphDeps(store, entity_index(store, None, cfg, None), cfg,
+                                     cypher_model=model))  # fmt: skip
+    async for _ in pipe.run(GraphRequest("最受欢迎的是哪一个？")):
+        pass
+    store.close()
+    o = pipe.outcome
+    failed, unclear = o.reason.split("; ", 1)
+    assert o.status == "refused" and failed and unclear, o.reason
+    assert o.answer.startswith("无法回答这个问题（") and failed in o.answer, o.answer
+    assert "您想查找什么" in o.answer or "您想了解" in o.answer, o.answer
 
 
 def test_explain_rejects_what_the_static_check_cannot_see(ws: Path) -> None:

@@ -51,7 +51,8 @@ async def test_template_path_cites_rows(films: LadybugGraph, films_index: Entity
 async def test_chinese_alias_exact_match(films: LadybugGraph, films_index: EntityIndex) -> None:
     p = pipe(films, films_index)
     await ask(p, "艾达·斯通是哪年出生的？")
-    assert p.outcome.status == "answered" and p.outcome.answer == "Ada Stone was born in 1970."
+    assert p.outcome.status == "answered"  # the intent has no `answer_zh`: generic Chinese
+    assert p.outcome.answer == "Ada Stone（born 1970）。", p.outcome.answer
 
 
 async def test_ambiguous_entity_asks_back(films: LadybugGraph, films_index: EntityIndex) -> None:

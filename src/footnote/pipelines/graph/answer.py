@@ -30,7 +30,7 @@ from footnote.pipelines.graph.clarify import QUERY_WORDS, lacks
 from footnote.pipelines.graph.understand import squeezed
 from footnote.prompts import load_prompt
 from footnote.store.graph.base import GraphRows, GraphSpec
-from footnote.textnorm import CJK_RE, CJK_RUN_RE
+from footnote.textnorm import CJK_RE, CJK_RUN_RE, text_lang
 from footnote.types import Sentence
 from footnote.verify.checks import Judge
 from footnote.verify.graph_answer import (
@@ -76,11 +76,19 @@ class Composed:
         return self.verdict.dropped
 
 
+THE_ANSWER = {"en": "The answer is {}.", "zh": "答案是 {}。"}
+"""A lone value's sentence, by the question's language."""
+
+
 def template_sentences(
-    rows: GraphRows, answer_template: str, max_rows: int, only: Collection[int] | None = None
+    rows: GraphRows,
+    answer_template: str,
+    max_rows: int,
+    only: Collection[int] | None = None,
+    lang: str = "en",
 ) -> list[tuple[str, list[str]]]:
     """Deterministic sentences: the intent's template per row (of the first `max_rows`, or
-    the indices `only`), or a generic rendering."""
+    the indices `only`), or a generic rendering in `lang` ("en" or "zh")."""
     out: list[tuple[str, list[str]]] = []
     shown = rows.rows[:max_rows]
     fields = {f for _, f, _, _ in string.Formatter().parse(answer_template) if f}
@@ -91,9 +99,9 @@ def template_sentences(
         if answer_template and fields <= set(values):
             out.append((answer_template.format(**values), [row_id(i)]))
         elif len(rows.columns) == 1 and len(rows.rows) == 1 and not isinstance(r[0], dict):
-            out.append((f"The answer is {value_text(r[0])}.", [row_id(i)]))
+            out.append((THE_ANSWER[lang].format(value_text(r[0])), [row_id(i)]))
         else:
-            out.append((row_sentence(rows.columns, r), [row_id(i)]))
+            out.append((row_sentence(rows.columns, r, lang), [row_id(i)]))
     return out
 
 
@@ -116,16 +124,19 @@ def _flat(columns: Sequence[str], row: Sequence[Any]) -> tuple[list[str], list[A
 _NAMING = re.compile(r"^(?:name|title)$|name$", re.IGNORECASE)
 
 
-def row_sentence(columns: Sequence[str], row: Sequence[Any]) -> str:
+def row_sentence(columns: Sequence[str], row: Sequence[Any], lang: str = "en") -> str:
     """One row as a sentence: its first value, then the others by column name
-    ("The Polar Express (released 2004)."), not a `column: value` dump; a whole node reads
-    as its name and properties ("Keanu Reeves (born 1964).")."""
+    ("The Polar Express (released 2004)."; "The Polar Express（released 2004）。" in Chinese),
+    not a `column: value` dump; a whole node reads as its name and properties
+    ("Keanu Reeves (born 1964).")."""
     columns, row = _flat(columns, row)
     values = [value_text(v) for v in row]
     if not values:
         return ""
-    rest = ", ".join(f"{c} {v}" for c, v in zip(columns[1:], values[1:], strict=False) if v)
-    return f"{values[0]} ({rest})." if rest else f"{values[0]}."
+    pairs = [f"{c} {v}" for c, v in zip(columns[1:], values[1:], strict=False) if v]
+    if lang == "zh":
+        return f"{values[0]}（{'，'.join(pairs)}）。" if pairs else f"{values[0]}。"
+    return f"{values[0]} ({', '.join(pairs)})." if pairs else f"{values[0]}."
 
 
 _ENDS = ".!?。！？…"
@@ -211,6 +222,7 @@ def compose_answer(
     not believed, and the rows are rendered by template."""
     shown = ShownRows.of(rows, max_rows, params)
     shown = ShownRows(shown.rows, (*shown.context, *named))
+    lang = "zh" if text_lang(question) == "zh" else "en"  # what template sentences are written in
     if model is not None:
         tag = "rows-" + secrets.token_hex(4)  # row text cannot forge a tag it never saw
         listing = "\n".join(f"{i}: {text.replace(tag, '')}" for i, text in shown.rows.items())
@@ -229,9 +241,11 @@ def compose_answer(
         )  # fmt: skip
         if verdict.sentences:
             left = uncovered_rows([s.text for s in verdict.sentences], rows, max_rows)
-            added = _checked_templates(rows, answer_template, max_rows, shown, vocabulary, left)
+            added = _checked_templates(
+                rows, answer_template, max_rows, shown, vocabulary, left, lang
+            )
             said = list({s.text: s for s in verdict.sentences}.values())  # a repeat said once
-            sents = [*said, *added, *_more_rows(rows, max_rows)]
+            sents = [*said, *added, *_more_rows(rows, max_rows, lang)]
             return Composed(tuple(sents), verdict, "model", completed=len(added))
         if not rows_asked and (
             (declined and not nothing_missing)
@@ -244,8 +258,8 @@ def compose_answer(
         discarded: GraphVerdict | None = verdict
     else:
         discarded = None
-    verdict = _template_verdict(rows, answer_template, max_rows, shown, vocabulary, None)
-    sents = [*verdict.sentences, *_more_rows(rows, max_rows)]
+    verdict = _template_verdict(rows, answer_template, max_rows, shown, vocabulary, None, lang)
+    sents = [*verdict.sentences, *_more_rows(rows, max_rows, lang)]
     return Composed(tuple(sents), verdict, "template", discarded)
 
 
@@ -292,13 +306,15 @@ def _template_verdict(
     shown: ShownRows,
     vocabulary: Collection[str] | None,
     only: Collection[int] | None,
+    lang: str = "en",
 ) -> GraphVerdict:
     """Template sentences (for the rows `only`, or all shown), checked against the rows; the
-    template's own words count as vocabulary."""
-    own = {w.lower() for w in re.findall(r"[A-Za-z]+", answer_template)}  # the template's words
-    own |= set(CJK_RUN_RE.findall(answer_template))
+    template's own words (and the generic rendering's) count as vocabulary."""
+    frame = f"{answer_template} {THE_ANSWER[lang]}"
+    own = {w.lower() for w in re.findall(r"[A-Za-z]+", frame)}  # the template's words
+    own |= set(CJK_RUN_RE.findall(frame))
     return verify_graph_answer(
-        template_sentences(rows, answer_template, max_rows, only), shown,
+        template_sentences(rows, answer_template, max_rows, only, lang), shown,
         vocabulary=None if vocabulary is None else {*vocabulary, *own},
     )  # fmt: skip
 
@@ -310,16 +326,21 @@ def _checked_templates(
     shown: ShownRows,
     vocabulary: Collection[str] | None,
     only: Sequence[int],
+    lang: str = "en",
 ) -> tuple[Sentence, ...]:
     """The checked template sentences of the rows `only` (none when empty)."""
     if not only:
         return ()
-    return _template_verdict(rows, answer_template, max_rows, shown, vocabulary, only).sentences
+    verdict = _template_verdict(rows, answer_template, max_rows, shown, vocabulary, only, lang)
+    return verdict.sentences
 
 
-def _more_rows(rows: GraphRows, max_rows: int) -> list[Sentence]:
+def _more_rows(rows: GraphRows, max_rows: int, lang: str = "en") -> list[Sentence]:
     """A note when the answer shows only the first `max_rows` rows."""
     if len(rows.rows) > max_rows or rows.truncated:
+        if lang == "zh":
+            more = "还有更多" if rows.truncated else f"共 {len(rows.rows)} 行"
+            return [Sentence(f"（显示前 {max_rows} 行，{more}。）", factual=False)]
         more = "more" if rows.truncated else str(len(rows.rows))
         return [Sentence(f"(Showing {max_rows} of {more} rows.)", factual=False)]
     return []

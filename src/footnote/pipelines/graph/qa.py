@@ -110,7 +110,7 @@ from footnote.pipelines.graph.values import stored_value, value_hints
 from footnote.pipelines.trace import Trace
 from footnote.store.base import RunStore
 from footnote.store.graph.base import GraphRows, GraphStore, ValueSlot
-from footnote.textnorm import text_lang
+from footnote.textnorm import joined_sentences, text_lang
 from footnote.types import Answer, Sentence, Usage, flat_sentence
 from footnote.verify.bounds import query_bounds
 from footnote.verify.checks import Judge
@@ -345,9 +345,7 @@ class GraphQAPipeline:
                 question,  # the user's words: the rewrite never replaces them
                 rows,
                 model=model,
-                answer_template=self.spec.intents[u.intent].answer
-                if o.source == "template"
-                else "",
+                answer_template=self._answer_template(u.intent) if o.source == "template" else "",
                 max_rows=cfg.answer_rows,
                 params=o.params,
                 labels=self.labels,
@@ -393,7 +391,7 @@ class GraphQAPipeline:
             {"text": s.text, "rows": [c.evidence_id for c in s.citations], "factual": s.factual}
             for s in self._sentences
         ]
-        o.status, o.answer = "answered", " ".join(s.text for s in self._sentences)
+        o.status, o.answer = "answered", joined_sentences(s.text for s in self._sentences)
         v = composed.verdict
         yield Status(
             "verify",
@@ -551,8 +549,9 @@ class GraphQAPipeline:
                 if top.kind == "missing_property":  # "the graph does not hold X"
                     o.reason, o.options, self._said_zh = top.says, list(top.options), top.says_zh
                 else:  # what failed stays said; what is unclear is said beside it
+                    failed = wording.sentence(wording.outcome("refused", o.reason, self._said_zh))
                     o.reason, o.options = f"{o.reason}; {top.says}", list(top.options)
-                    self._said_zh = f"{self._said_zh}{top.says_zh}" if top.says_zh else ""
+                    self._said_zh = f"{failed}{top.says_zh}" if top.says_zh else ""
             return
         c = res.chosen
         o.cypher, o.params, o.source = c.cypher, c.params, c.source
@@ -570,6 +569,12 @@ class GraphQAPipeline:
             o.reason, o.options = res.reason, res.options
             return
         self._rows = c.rows
+
+    def _answer_template(self, intent: str) -> str:
+        """The intent's sentence template in the question's language (a Chinese question
+        without one of its own gets the generic Chinese rendering, not English sentences)."""
+        it = self.spec.intents[intent]
+        return it.answer_zh if text_lang(self._question) == "zh" else it.answer
 
     @staticmethod
     def _complete(

@@ -82,3 +82,9 @@ def outcome(status: str, english: str, zh: str) -> str:
         return zh
     lead = _LEAD.get(status, "")
     return f"{lead}（{english}）" if lead and english else lead or english
+
+
+def sentence(text: str) -> str:
+    """`text` closed with 。 where it does not end a sentence already (before another is put
+    beside it)."""
+    return text if not text or text.endswith(("。", "？", "！", "?", ".", "!")) else text + "。"

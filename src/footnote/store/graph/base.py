@@ -119,6 +119,11 @@ class Intent(_Spec):
     )
     keywords: list[str] = Field(default_factory=list, description="Rule cues (any language).")
     answer: str = Field("", description="Sentence template over a row's columns, e.g. `{title}`.")
+    answer_zh: str = Field(
+        "",
+        description="The same for a Chinese question, e.g. `{title}（{released} 年）。`; "
+        "empty: the rows in a generic Chinese rendering.",
+    )
 
 
 class Example(_Spec):
