@@ -168,3 +168,36 @@ def test_a_list_rendered_one_value_a_sentence_keeps_every_value() -> None:
     out = compose_answer("Exotic Liquids 供应哪些产品？", rows, model=None,
                          answer_template="{product}.", vocabulary={"product"})  # fmt: skip
     assert _text(out) == "Aniseed Syrup. Chai. Chang."
+
+
+def test_a_currency_the_model_added_is_dropped_not_the_answer() -> None:
+    """gd-044 with the embedded model: "Tofu 的单价是多少？" over `price: 23.25` was answered
+    "Tofu 的单价是 23.25 元" — the 元 rightly failed the gate, and then the whole answer was
+    refused with "the rows do not state what was asked", though they do. The figure is the
+    rows'; the unit is dropped and the bare sentence checked again."""
+    rows = GraphRows(("product", "price"), (("Tofu", 23.25),))
+    vocab = frozenset({"product", "price", "unit"})
+    out = compose_answer("Tofu 的单价是多少？", rows, model=composer(("Tofu 的单价是 23.25 元", ["row:0"])),
+                         vocabulary=vocab)  # fmt: skip
+    assert out.method == "model" and _text(out) == "Tofu 的单价是 23.25。", out.verdict.reason
+    out = compose_answer("What does Tofu cost?", rows, model=composer(("Tofu costs $23.25.",
+                         ["row:0"])), vocabulary=vocab)  # fmt: skip
+    assert _text(out) == "Tofu costs 23.25.", out.verdict.reason
+    wrong = composer(("Tofu 的单价是 25 元", ["row:0"]))  # an invented figure stays no answer
+    out = compose_answer("Tofu 的单价是多少？", rows, model=wrong, vocabulary=vocab)
+    assert not out.sentences, _text(out)
+
+
+def test_an_english_sentence_to_a_chinese_question_gives_way_to_the_chinese_template() -> None:
+    """gd-015 with the embedded model: "汤姆·汉克斯是哪一年出生的？" was answered "Tom Hanks was
+    born in 1956." — checked, true, and English. Where the intent has a sentence in the
+    question's language, the rows are rendered with it."""
+    rows = GraphRows(("name", "born"), (("Tom Hanks", 1956),))
+    english = composer(("Tom Hanks was born in 1956.", ["row:0"]))
+    out = compose_answer("汤姆·汉克斯是哪一年出生的？", rows, model=english,
+                         answer_template="{name} 出生于 {born} 年。")  # fmt: skip
+    assert out.method == "template" and _text(out) == "Tom Hanks 出生于 1956 年。"
+    chinese = composer(("汤姆·汉克斯出生于1956年。", ["row:0"]))  # the model's own Chinese stays
+    out = compose_answer("汤姆·汉克斯是哪一年出生的？", rows, model=chinese,
+                         answer_template="{name} 出生于 {born} 年。", params={"p": "汤姆·汉克斯"})  # fmt: skip
+    assert out.method == "model" and _text(out) == "汤姆·汉克斯出生于1956年。"

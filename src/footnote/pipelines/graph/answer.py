@@ -235,11 +235,15 @@ def compose_answer(
             declined = not out.sentences  # the prompt: no sentences when the rows do not answer
         except ModelError:
             out, declined = _Composed(sentences=[]), False
+        drafts = [(finished(s.text), s.rows) for s in out.sentences]
         verdict = verify_graph_answer(
-            [(finished(s.text), s.rows) for s in out.sentences], shown, judge=judge,
-            question=question, vocabulary=vocabulary, bounds=bounds,
-        )  # fmt: skip
-        if verdict.sentences:
+            drafts, shown, judge=judge, question=question, vocabulary=vocabulary, bounds=bounds
+        )
+        if (bare := units_dropped(drafts, verdict)) is not None:  # the rows' values, bare
+            verdict = verify_graph_answer(
+                bare, shown, judge=judge, question=question, vocabulary=vocabulary, bounds=bounds
+            )
+        if verdict.sentences and not _wrong_language(verdict, lang, answer_template):
             left = uncovered_rows([s.text for s in verdict.sentences], rows, max_rows)
             added = _checked_templates(
                 rows, answer_template, max_rows, shown, vocabulary, left, lang
@@ -261,6 +265,39 @@ def compose_answer(
     verdict = _template_verdict(rows, answer_template, max_rows, shown, vocabulary, None, lang)
     sents = [*verdict.sentences, *_more_rows(rows, max_rows, lang)]
     return Composed(tuple(sents), verdict, "template", discarded)
+
+
+def _wrong_language(verdict: GraphVerdict, lang: str, answer_template: str) -> bool:
+    """The model's sentences answer a Chinese question in English where the intent has a
+    sentence template (in the question's language) to render the rows with instead."""
+    return (
+        lang == "zh"
+        and bool(answer_template)
+        and not any(CJK_RE.search(s.text) for s in verdict.sentences)
+    )
+
+
+_FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def units_dropped(
+    drafts: Sequence[tuple[str, Sequence[str]]], verdict: GraphVerdict
+) -> list[tuple[str, Sequence[str]]] | None:
+    """The drafts with each currency nothing names written as its bare figure ("23.25 元" →
+    "23.25") in the sentences that failed on that alone — the value is the rows', the unit the
+    model's (gd-044) — or None when no sentence failed on a unit alone."""
+    if len(drafts) != len(verdict.checks):
+        return None
+    out, changed = [], False
+    for (text, ids), c in zip(drafts, verdict.checks, strict=True):
+        spans = c.missing.get("units") or []
+        if c.cited and spans and not any(v for k, v in c.missing.items() if k != "units"):
+            for span in spans:
+                if m := _FIGURE.search(span):
+                    text = text.replace(span, m.group())
+            changed = True
+        out.append((text, ids))
+    return out if changed else None
 
 
 _LISTING = re.compile(
