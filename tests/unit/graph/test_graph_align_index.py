@@ -175,3 +175,16 @@ def test_a_one_part_chinese_name_reaches_each_latin_name_with_that_part() -> Non
     # 公司 ("company") sounds K-S like Keys, but is no name said alone
     assert idx.align("凯斯").best.entity.key == "Ada Keys"  # type: ignore[union-attr]
     assert idx.align("公司").best is None
+
+
+def test_a_chinese_word_is_no_rendering_of_a_name() -> None:
+    """gd-038 with the embedded model: "调味品类一共有多少种产品？" ("how many products are
+    condiments?") was answered "答案是 1。" — 调味品类 (D H B L) was one sound class from the
+    product Tunnbröd (D B L D) and the query counted that one product. A one-part mention
+    whose characters are not those Chinese spells foreign names with is a word, not a
+    transliteration: it meets no name by sound."""
+    names = ("Tunnbröd", "Kevin Bacon", "Hoffa")
+    idx = EntityIndex([Entity("Product", n, n) for n in names], None)
+    assert idx.align("调味品类").best is None
+    assert idx.align("调味品").best is None
+    assert idx.align("霍法").best.entity.key == "Hoffa"  # type: ignore[union-attr]

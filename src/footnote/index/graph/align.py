@@ -165,14 +165,17 @@ class EntityIndex:
     ) -> Alignment:
         """A Chinese rendering of a Latin name, by sound key: one exact key match; else, for a
         one-part rendering (凯文, 汉克斯), the names holding that part; else one match within
-        one class (`translit1`). Several are ambiguous."""
+        one class (`translit1`). Several are ambiguous. A one-part mention is a rendering only
+        when each of its characters is one names are spelled with (调味品类 is a word)."""
         key = han_key(mention) if CJK_RE.search(mention) else ""
         if not key or ("|" not in key and len(key) < 2):
+            return Alignment(mention, ())
+        if "|" not in key and not transliteration_like(mention):  # 调味品类 is a word, no name
             return Alignment(mention, ())
         tiers: list[tuple[tuple[str, ...], list[str], float]] = [
             (("translit",), [key], TRANSLIT_EXACT)
         ]
-        if "|" not in key and transliteration_like(mention):
+        if "|" not in key:
             tiers.append((("translit_part",), [key], TRANSLIT_PART))
         # one class off a key of two is a key of one: every short name would sound alike
         if near and len(key.replace("|", "")) >= _NEAR_MIN_CLASSES:
