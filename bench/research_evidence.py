@@ -23,6 +23,9 @@ quote. A key point reaches a stage when any of its quotes does. Every rate is pr
 k/n and its 95 % Wilson interval; a question whose run failed counts every quote of it as lost
 at every stage (the error is printed), never dropped.
 
+`--scoped`: each brief may draw only on its question's own library papers (`source_ids`, as
+`footnote research run --source` gives them), not the whole 30-paper library.
+
 Configurations (`--configs`, each `NAME` or `NAME:research.KEY=JSON,...`) run in one process
 on one workspace, so a setting's effect is read off one table:
 
@@ -90,8 +93,12 @@ def parse_configs(text: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def stages_of(ws: Any, run_id: str | None, brief: dict[str, Any] | None) -> dict[str, list[str]]:
-    """The texts each stage holds: retrieved blocks, cards, cited cards."""
+def stages_of(
+    ws: Any, run_id: str | None, brief: dict[str, Any] | None, source_ids: Sequence[str] = ()
+) -> dict[str, list[str]]:
+    """The texts each stage holds: retrieved blocks (searched as the run searched: within
+    `source_ids` when scoped), cards, cited cards."""
+    from footnote.index import SearchFilters
     from footnote.workspace.research import research_store
 
     if brief is None or run_id is None:
@@ -101,7 +108,9 @@ def stages_of(ws: Any, run_id: str | None, brief: dict[str, Any] | None) -> dict
     retrieved: dict[str, str] = {}
     for sq in plan["sub_questions"]:
         for query in sq["queries"]:
-            for hit in ws.searcher.search(query, k=k):
+            for hit in ws.searcher.search(
+                query, k=k, filters=SearchFilters(source_ids=tuple(source_ids))
+            ):
                 b = hit.block
                 retrieved[b.id] = b.table.as_text() if b.table is not None else b.text
     cards = {c["id"]: c["snippet"] for c in brief["cards"]}
@@ -173,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--workspace", default=str(OUT / "research_evidence" / "ws"))
     p.add_argument("--data", default="", help="shared data folder (default: as the eval finds it)")
     p.add_argument("--dump", default="")
+    p.add_argument("--scoped", action="store_true",
+                   help="each brief drawn from its question's own papers only (`research run "
+                        "--source`), as an analyst asking about 'these papers' runs it")  # fmt: skip
     a = p.parse_args(argv)
     configs = parse_configs(a.configs)
     ids = {x for x in a.ids.split(",") if x}
@@ -215,8 +227,11 @@ def run(a: argparse.Namespace, configs: dict[str, dict[str, Any]],
                         update={"research": base.research.model_copy(update=conf)}
                     )
                     t0 = time.time()
-                    out = asyncio.run(run_case(ws, asked, "brief", {}))
-                    texts = stages_of(ws, out.get("run_id"), out.get("brief"))
+                    ids = [ws.store.find_source_by_uri(str(files[ref].resolve())).source.id
+                           for ref in case["library"]] if a.scoped else []  # fmt: skip
+                    opts = {"source_ids": ids} if a.scoped else {}
+                    out = asyncio.run(run_case(ws, asked, "brief", opts))
+                    texts = stages_of(ws, out.get("run_id"), out.get("brief"), ids)
                     row = {"case": case["id"], "config": config, "lang": case["lang"],
                            "settings": conf, "error": out.get("error"),
                            "seconds": round(time.time() - t0, 1),

@@ -233,3 +233,36 @@ def test_research_fx_rates_state_the_rate_in_the_brief(
         assert "CNY 6.8 billion ≈ USD 958 million" in result.stdout
     else:
         assert "shown unconverted, no exchange rate is assumed" in result.stdout
+
+
+def test_research_draws_only_on_the_sources_given(ws: Path, tmp_path: Path) -> None:
+    """`--source` limits a brief's library evidence to the papers named (the API's
+    `source_ids` had no CLI form): an analyst asking about "these papers" names them."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    chosen, other = docs / "chosen.md", docs / "other.md"
+    chosen.write_text(
+        "# Recycling in Veldmark\n\nVeldmark's battery recycling market was worth "
+        "EUR 120 million in 2023 and is expected to grow 9% a year.\n",
+        "utf-8",
+    )
+    other.write_text(
+        "# Another survey\n\nVeldmark's battery recycling market was worth EUR 135 "
+        "million in 2023, growing 11% a year.\n",
+        "utf-8",
+    )
+    res = runner.invoke(app, ["ingest", str(chosen), str(other), "-w", str(ws)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["research", "run", Q, "--yes", "--no-web", "--json", "-s",
+                              str(chosen), "-w", str(ws), "--budget-tokens", "5000"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    brief = json.loads(res.stdout)
+    uris = {c["url"] for c in brief["cards"]}
+    assert uris and all(u.endswith("chosen.md") for u in uris), uris
+    res = runner.invoke(app, ["research", "run", Q, "--yes", "--no-web", "--json", "-w", str(ws),
+                              "--budget-tokens", "5000"])  # fmt: skip
+    every = {c["url"].rsplit("/", 1)[-1] for c in json.loads(res.stdout)["cards"]}
+    assert {"chosen.md", "other.md"} <= every, every  # without --source: the whole library
+    res = runner.invoke(app, ["research", "run", Q, "--yes", "--no-web", "-s", "nope.md",
+                              "-w", str(ws)])  # fmt: skip
+    assert res.exit_code == 1 and "nope.md" in res.output

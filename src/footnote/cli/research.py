@@ -161,6 +161,14 @@ def run_cmd(
             '"删除第3节" (repeatable; numbers as the outline is shown).',
         ),
     ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source", "-s",
+            help="Draw library evidence only from this source (id, id prefix or ingested path; "
+            "repeatable; default: the whole library).",
+        ),
+    ] = None,
     workspace: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -175,9 +183,11 @@ def run_cmd(
             )
         )
     with _workspace(workspace) as ws:
+        chosen = [ws.resolve_source(ref).source.id for ref in source] if source else None
         run_id, outline = start_research(ws, question, template=template, web=web,
                                          budget_tokens=budget_tokens, budget_minutes=budget_minutes,
-                                         mode=mode, user_id=ws.settings.server.local_user)  # fmt: skip
+                                         mode=mode, user_id=ws.settings.server.local_user,
+                                         source_ids=chosen)  # fmt: skip
         _print_outline(outline)
         confirmed = False
         try:

@@ -126,14 +126,16 @@ def _judge(ws: Workspace) -> Callable[[Sequence[str]], Judge] | None:
 async def run_case(
     ws: Workspace, case: dict[str, Any], mode: str, options: dict[str, Any]
 ) -> dict[str, Any]:
-    """One brief of a case in one mode (errors are recorded, never scored as success)."""
+    """One brief of a case in one mode (errors are recorded, never scored as success);
+    `options["source_ids"]`: the library sources the brief may draw on (absent: all)."""
     from footnote.workspace.research import confirm_outline, run_research, start_research
 
     t0 = time.time()
     try:
         run_id, _ = start_research(ws, case["question"], template=case["template"], web=case["web"],
                                    mode=mode, budget_tokens=options.get("budget_tokens"),
-                                   budget_minutes=options.get("budget_minutes"))  # fmt: skip
+                                   budget_minutes=options.get("budget_minutes"),
+                                   source_ids=options.get("source_ids"))  # fmt: skip
         confirm_outline(ws, run_id)
         brief = None
         async for event in run_research(ws, run_id):
