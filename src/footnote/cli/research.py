@@ -164,7 +164,8 @@ def run_cmd(
     source: Annotated[
         list[str] | None,
         typer.Option(
-            "--source", "-s",
+            "--source",
+            "-s",
             help="Draw library evidence only from this source (id, id prefix or ingested path; "
             "repeatable; default: the whole library).",
         ),
