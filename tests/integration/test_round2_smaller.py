@@ -69,7 +69,9 @@ def test_an_upload_is_ready_only_when_every_block_has_its_vector(
         assert _settled(alice, sid)["status"] == "ready"
         ws.indexer.remove_source(sid)  # the record stands, its vectors are not there
         assert not ws.indexer.is_indexed(sid)
-        got = alice.get(f"/v1/sources/{sid}").json()
+        # `ready` comes with the last vector; the ingest job may still be closing, and while it
+        # runs the source is `processing` (CI saw this race): wait for it to settle again
+        got = _settled(alice, sid)
         assert got["status"] == "failed" and "blocks are not indexed" in got["error"]
         listed = [s for s in alice.get("/v1/sources").json() if s["id"] == sid]
         assert [s["status"] for s in listed] == ["failed"]
