@@ -197,6 +197,12 @@ def test_an_english_sentence_to_a_chinese_question_gives_way_to_the_chinese_temp
     out = compose_answer("汤姆·汉克斯是哪一年出生的？", rows, model=english,
                          answer_template="{name} 出生于 {born} 年。")  # fmt: skip
     assert out.method == "template" and _text(out) == "Tom Hanks 出生于 1956 年。"
+    mixed = composer(
+        ("Tom Hanks was born in 1956.", ["row:0"]), ("He was born in 1957.", ["row:0"])
+    )
+    out = compose_answer("汤姆·汉克斯是哪一年出生的？", rows, model=mixed,
+                         answer_template="{name} 出生于 {born} 年。")  # fmt: skip
+    assert _text(out) == "Tom Hanks 出生于 1956 年。"  # a wrong sentence beside does not refuse
     chinese = composer(("汤姆·汉克斯出生于1956年。", ["row:0"]))  # the model's own Chinese stays
     out = compose_answer("汤姆·汉克斯是哪一年出生的？", rows, model=chinese,
                          answer_template="{name} 出生于 {born} 年。", params={"p": "汤姆·汉克斯"})  # fmt: skip

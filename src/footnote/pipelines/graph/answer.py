@@ -243,7 +243,8 @@ def compose_answer(
             verdict = verify_graph_answer(
                 bare, shown, judge=judge, question=question, vocabulary=vocabulary, bounds=bounds
             )
-        if verdict.sentences and not _wrong_language(verdict, lang, answer_template):
+        english = bool(verdict.sentences) and _wrong_language(verdict, lang, answer_template)
+        if verdict.sentences and not english:
             left = uncovered_rows([s.text for s in verdict.sentences], rows, max_rows)
             added = _checked_templates(
                 rows, answer_template, max_rows, shown, vocabulary, left, lang
@@ -251,11 +252,15 @@ def compose_answer(
             said = list({s.text: s for s in verdict.sentences}.values())  # a repeat said once
             sents = [*said, *added, *_more_rows(rows, max_rows, lang)]
             return Composed(tuple(sents), verdict, "model", completed=len(added))
-        if not rows_asked and (
-            (declined and not nothing_missing)
-            or (
-                any(c.cited and any(c.missing.values()) for c in verdict.checks)
-                and not embellished(verdict, question)
+        if (
+            not english
+            and not rows_asked
+            and (  # English that passed: the template says it
+                (declined and not nothing_missing)
+                or (
+                    any(c.cited and any(c.missing.values()) for c in verdict.checks)
+                    and not embellished(verdict, question)
+                )
             )
         ):
             return Composed((), verdict, "model", verdict)  # the rows do not hold the answer
