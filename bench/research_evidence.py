@@ -199,7 +199,7 @@ def run(a: argparse.Namespace, configs: dict[str, dict[str, Any]],
     """Every question in every configuration on one workspace with no model bound."""
     from footnote.eval.fixture_web import FixtureWeb
     from footnote.eval.loaders import default_data_dir
-    from footnote.eval.research import library_files, research_overrides, run_case
+    from footnote.eval.research import library_files, research_overrides, run_case, source_id
     from footnote.workspace import Workspace
 
     data = Path(a.data) if a.data else default_data_dir()
@@ -227,8 +227,7 @@ def run(a: argparse.Namespace, configs: dict[str, dict[str, Any]],
                         update={"research": base.research.model_copy(update=conf)}
                     )
                     t0 = time.time()
-                    ids = [ws.store.find_source_by_uri(str(files[ref].resolve())).source.id
-                           for ref in case["library"]] if a.scoped else []  # fmt: skip
+                    ids = [source_id(ws, files[ref]) for ref in case["library"]] if a.scoped else []
                     opts = {"source_ids": ids} if a.scoped else {}
                     out = asyncio.run(run_case(ws, asked, "brief", opts))
                     texts = stages_of(ws, out.get("run_id"), out.get("brief"), ids)

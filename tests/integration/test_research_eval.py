@@ -56,3 +56,28 @@ def test_eval_runs_both_modes_in_one_run(tmp_path: Path) -> None:
     assert "brief_minus_baseline" in report
     again = CliRunner().invoke(app, args)  # resumed: nothing left to do
     assert again.exit_code == 0 and json.loads(again.stdout)["modes"]["brief"]["briefs"] == 2
+
+
+def test_a_scoped_eval_draws_on_each_question_s_own_papers(tmp_path: Path) -> None:
+    """`--scoped`: each brief's library evidence comes from its case's papers only (as
+    `research run --source` gives them), not the whole 27-paper dev library."""
+    from footnote.eval.runs import open_run
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "config.toml").write_text(
+        '[models.compose]\nurl = ""\n[models.understand]\nurl = ""\n[models.judge]\nurl = ""\n'
+        '[models.embed]\nurl = "local:wordllama"\n', encoding="utf-8")  # fmt: skip
+    base = ["eval", "research-dev", "--case", "rq-qasper-02", "--no-judge", "--modes", "brief",
+            "--data-dir", str(DATA), "--json", "-w", str(ws)]  # fmt: skip
+    papers = {ref.split(":", 1)[1] for ref in load_cases(ids=("rq-qasper-02",))[0]["library"]}
+    for run_id, scoped in (("whole", "--whole-library"), ("own", "--scoped")):
+        result = CliRunner().invoke(app, [*base, "--run-id", run_id, scoped])
+        assert result.exit_code == 0, result.output
+    drawn = {
+        run_id: {Path(c["url"]).stem for c in open_run(ws, run_id).records[0]["brief"]["cards"]}
+        for run_id in ("whole", "own")
+    }
+    assert drawn["own"] and drawn["own"] <= papers, drawn["own"]
+    assert drawn["whole"] - papers, drawn["whole"]  # the whole library reaches other papers
+    assert open_run(ws, "own").meta["options"]["scoped"] is True

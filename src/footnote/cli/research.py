@@ -425,6 +425,14 @@ def _register_eval() -> None:
         data_dir: Annotated[
             Path | None, typer.Option(help="Shared data folder (QASPER, PaperQA stubs).")
         ] = None,
+        scoped: Annotated[
+            bool,
+            typer.Option(
+                "--scoped/--whole-library",
+                help="Each brief draws on its question's own papers only (`research run "
+                "--source`), or on the whole dev library (default).",
+            ),
+        ] = False,
         workspace: WorkspaceOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -452,7 +460,8 @@ def _register_eval() -> None:
                 name = run_id or f"research-{time.strftime('%Y%m%d-%H%M%S')}"
                 run = asyncio.run(run_research_eval(
                     ws, data, run_id=name, cases=cases, modes=chosen, judge=judge,
-                    options={"budget_tokens": budget_tokens, "budget_minutes": budget_minutes},
+                    options={"budget_tokens": budget_tokens, "budget_minutes": budget_minutes,
+                             "scoped": scoped},
                     progress=lambda msg: err.print(f"[dim]{escape(msg)}[/]"),
                 ))  # fmt: skip
                 report = research_report(run)

@@ -148,6 +148,14 @@ async def run_case(
         return {"error": f"{type(exc).__name__}: {exc}", "seconds": round(time.time() - t0, 2)}
 
 
+def source_id(ws: Workspace, path: Path) -> str:
+    """The id of an ingested library file."""
+    record = ws.store.find_source_by_uri(str(path.resolve()))
+    if record is None:
+        raise NotFound(f"{path} is not ingested")
+    return record.source.id
+
+
 async def run_research_eval(
     ws: Workspace, data: Path, *, run_id: str, cases: Sequence[dict[str, Any]],
     modes: Sequence[str] = MODES, judge: bool = True, options: dict[str, Any] | None = None,
@@ -168,7 +176,8 @@ async def run_research_eval(
                 "bindings": {r: b.url for r, b in ws.models.bindings().items()}}  # fmt: skip
         run = create_run(ws.dir, run_id, meta)
     # the whole dev set's library (27 documents), whichever questions run: retrieval is measured
-    # over a library of that size, not over each question's own papers
+    # over a library of that size, not over each question's own papers (unless
+    # `options["scoped"]`: each brief draws on its question's papers only)
     files = library_files(load_cases(), data, ws.dir / "eval-cache" / "research")
     todo = [p for p in files.values() if ws.store.find_source_by_uri(str(p.resolve())) is None]
     if todo:
@@ -194,7 +203,10 @@ async def run_research_eval(
                 continue
             if progress:
                 progress(f"{case['id']} [{mode}]")
-            out = await run_case(ws, case, mode, options)
+            opts = dict(options)
+            if opts.pop("scoped", False):  # the question's own papers, as `research run -s`
+                opts["source_ids"] = [source_id(ws, files[ref]) for ref in case["library"]]
+            out = await run_case(ws, case, mode, opts)
             record: dict[str, Any] = {"case": case["id"], "mode": mode, **out}
             if "brief" in out:
                 labels = sorted({lab for c in out["brief"]["cards"] for lab in c.get("labels", [])})
