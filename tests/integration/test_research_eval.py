@@ -25,6 +25,16 @@ def _needs_data() -> None:
         pytest.skip(f"needs ../shared/data (absent at {DATA})")
 
 
+def _no_model_workspace(tmp_path: Path) -> Path:
+    """A workspace folder whose model roles are unbound (the small local embedder stays)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "config.toml").write_text(
+        '[models.compose]\nurl = ""\n[models.understand]\nurl = ""\n[models.judge]\nurl = ""\n'
+        '[models.embed]\nurl = "local:wordllama"\n', encoding="utf-8")  # fmt: skip
+    return ws
+
+
 def test_every_qasper_quote_is_in_its_materialised_text(tmp_path: Path) -> None:
     cases = load_cases()
     files = library_files(cases, DATA, tmp_path)
@@ -39,11 +49,7 @@ def test_every_qasper_quote_is_in_its_materialised_text(tmp_path: Path) -> None:
 
 
 def test_eval_runs_both_modes_in_one_run(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "config.toml").write_text(
-        '[models.compose]\nurl = ""\n[models.understand]\nurl = ""\n[models.judge]\nurl = ""\n'
-        '[models.embed]\nurl = "local:wordllama"\n', encoding="utf-8")  # fmt: skip
+    ws = _no_model_workspace(tmp_path)
     args = ["eval", "research-dev", "--case", "rq-web-02", "--case", "rq-paperqa-02", "--no-judge",
             "--run-id", "t1", "--data-dir", str(DATA), "--json", "-w", str(ws)]  # fmt: skip
     result = CliRunner().invoke(app, args)
@@ -63,11 +69,7 @@ def test_a_scoped_eval_draws_on_each_question_s_own_papers(tmp_path: Path) -> No
     `research run --source` gives them), not the whole 27-paper dev library."""
     from footnote.eval.runs import open_run
 
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "config.toml").write_text(
-        '[models.compose]\nurl = ""\n[models.understand]\nurl = ""\n[models.judge]\nurl = ""\n'
-        '[models.embed]\nurl = "local:wordllama"\n', encoding="utf-8")  # fmt: skip
+    ws = _no_model_workspace(tmp_path)
     base = ["eval", "research-dev", "--case", "rq-qasper-02", "--no-judge", "--modes", "brief",
             "--data-dir", str(DATA), "--json", "-w", str(ws)]  # fmt: skip
     papers = {ref.split(":", 1)[1] for ref in load_cases(ids=("rq-qasper-02",))[0]["library"]}
