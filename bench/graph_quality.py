@@ -46,7 +46,6 @@ import asyncio
 import hashlib
 import json
 import random
-import re
 import statistics
 import sys
 import time
@@ -66,6 +65,7 @@ from footnote.pipelines.graph.conversation import GraphTurn
 from footnote.pipelines.graph.qa import GraphQAPipeline, GraphRequest
 from footnote.pipelines.graph.sources import demo_rows, demo_spec
 from footnote.store.graph.base import GraphQueryError, GraphRows, GraphStore
+from footnote.textnorm import CJK_RE
 from footnote.verify.cypher.guard import Principal
 from footnote.verify.cypher.parse import tokenize
 from graph_dev import DEV_PATH, GOLD_KINDS, load_cases, run_gold, same_rows
@@ -168,9 +168,9 @@ ANSWER_ROWS = GraphSettings().answer_rows
 
 
 # -- scoring -----------------------------------------------------------------------------------
-_CHINESE = re.compile(r"[\u4e00-\u9fff。，（）：？]")
-"""What a reply written in Chinese holds: Han characters or full-width punctuation (an answer
-made of names and numbers still closes with 。)."""
+_FULL_WIDTH = "。，（）：？"
+"""Besides Han characters, what marks a reply written in Chinese (an answer made of names and
+numbers still closes with 。)."""
 
 
 def score(case: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
@@ -184,7 +184,10 @@ def score(case: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
                          "calls": int(out.get("model_calls", 0))}  # fmt: skip
     ours = GraphRows(tuple(f"c{i}" for i in range(max(map(len, out.get("rows") or [[]])))),
                      tuple(tuple(r) for r in out.get("rows") or []))  # fmt: skip
-    s["own_language"] = s["lang"] != "zh" or bool(_CHINESE.search(str(out.get("answer", ""))))
+    said = str(out.get("answer", ""))
+    s["own_language"] = (
+        s["lang"] != "zh" or bool(CJK_RE.search(said)) or any(p in said for p in _FULL_WIDTH)
+    )
     s["listed"] = status == "answered" and len(ours.rows) > 1
     s["left_out"] = s["listed"] and bool(uncovered_rows([out["answer"]], ours, ANSWER_ROWS))
     if kind in GOLD_KINDS:

@@ -243,7 +243,7 @@ def compose_answer(
             verdict = verify_graph_answer(
                 bare, shown, judge=judge, question=question, vocabulary=vocabulary, bounds=bounds
             )
-        english = bool(verdict.sentences) and _wrong_language(verdict, lang, answer_template)
+        english = _wrong_language(verdict, lang, answer_template)
         if verdict.sentences and not english:
             left = uncovered_rows([s.text for s in verdict.sentences], rows, max_rows)
             added = _checked_templates(
@@ -252,10 +252,11 @@ def compose_answer(
             said = list({s.text: s for s in verdict.sentences}.values())  # a repeat said once
             sents = [*said, *added, *_more_rows(rows, max_rows, lang)]
             return Composed(tuple(sents), verdict, "model", completed=len(added))
+        # English sentences that passed go to the template below, whatever else failed
         if (
             not english
             and not rows_asked
-            and (  # English that passed: the template says it
+            and (
                 (declined and not nothing_missing)
                 or (
                     any(c.cited and any(c.missing.values()) for c in verdict.checks)
@@ -273,10 +274,11 @@ def compose_answer(
 
 
 def _wrong_language(verdict: GraphVerdict, lang: str, answer_template: str) -> bool:
-    """The model's sentences answer a Chinese question in English where the intent has a
-    sentence template (in the question's language) to render the rows with instead."""
+    """The model's checked sentences answer a Chinese question in English where the intent
+    has a sentence template (in the question's language) to render the rows with instead."""
     return (
-        lang == "zh"
+        bool(verdict.sentences)
+        and lang == "zh"
         and bool(answer_template)
         and not any(CJK_RE.search(s.text) for s in verdict.sentences)
     )
