@@ -127,7 +127,8 @@ class GraphSettings(_Section):
     )
     retry_with_error: bool = Field(
         True,
-        description="Retries show the rejected query and the error; off: a blind resample.",
+        description="Retries show the rejected query and the error (for SQL or one statement "
+        "per entity, with the Cypher form meant); off: a blind resample.",
     )
     choose: str = Field(
         "first",

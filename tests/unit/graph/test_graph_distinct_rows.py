@@ -10,8 +10,8 @@ from footnote.index.graph.align import EntityIndex
 from footnote.models.fake import FakeChatModel
 from footnote.models.ledger import Ledger
 from footnote.models.roles import RoleModel
-from footnote.pipelines.graph.ladder import distinct_rows
 from footnote.pipelines.graph.qa import GraphDeps, GraphQAPipeline, GraphRequest
+from footnote.pipelines.graph.results import distinct_rows
 from footnote.store.graph.base import GraphRows
 from footnote.store.graph.ladybug import LadybugGraph
 from footnote.verify.cypher.guard import Principal

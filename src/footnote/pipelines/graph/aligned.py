@@ -8,7 +8,9 @@ in a Chinese question) count even when the understanding dropped them. Close vec
 say "maybe not an entity at all" (e5 squeezes cosines): those are dropped; only exact or
 keyword ties are real ambiguity worth asking back about. Items of a list of quoted values
 ("'Anne', 'John', 'Bill'") are data for the query, not names to resolve: only one that names a
-node exactly stays."""
+node exactly stays. A mention that is a label's own name ("products", "the movies") names the
+kind asked about, not a node: it is not aligned (dev gd-033: "products" met the category
+Dairy Products by keyword, and the average price of the wrong category was computed)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from collections.abc import Sequence
 from footnote.index.graph.align import Alignment, EntityIndex
 from footnote.pipelines.graph.conversation import GraphTurn, carried
 from footnote.pipelines.graph.outcome import latin_runs
-from footnote.pipelines.graph.understand import GraphUnderstanding
+from footnote.pipelines.graph.understand import GraphUnderstanding, schema_words
 from footnote.store.graph.base import GraphSpec
 from footnote.textnorm import normalise
 
@@ -33,6 +35,17 @@ def quoted_list(question: str) -> list[str]:
             for item in re.findall(_ITEM, m.group(0))]  # fmt: skip
 
 
+def names_a_kind(mention: str, spec: GraphSpec) -> bool:
+    """Whether `mention` is a label's own name, singular or plural ("products", "the Movie",
+    "order details", "categories"): the kind of node asked about, not one node."""
+    text = re.sub(r"^(?:the|all|every|each)\s+", "", " ".join(normalise(mention).split()))
+    for label in spec.nodes:
+        w = schema_words(label)
+        if text in (w, f"{w}s", f"{w}es") or (w.endswith("y") and text == f"{w[:-1]}ies"):
+            return True
+    return False
+
+
 def align_mentions(
     index: EntityIndex,
     spec: GraphSpec,
@@ -43,13 +56,22 @@ def align_mentions(
 ) -> list[Alignment]:
     """The aligned mentions of `question` (read as `u`, by `method`), ties kept, vector ties
     dropped, a follow-up's carried entities added."""
+
+    def kind_only(mention: str) -> bool:  # a label's name that is no node's exact name
+        if not names_a_kind(mention, spec):
+            return False
+        return not any(c.method == "exact" for c in index.align(mention).candidates)
+
     aligned: list[Alignment] = [
         index.align(m.text, [m.label] if method == "model" and m.label in spec.nodes else None)
         for m in u.entities
+        if not kind_only(m.text)
     ]
     said = {normalise(a.mention) for a in aligned if a.candidates}
     known = {(a.best.entity.label, a.best.entity.key) for a in aligned if a.best}
     for m in [*index.mentions(question), *latin_runs(question)]:
+        if kind_only(m):
+            continue
         extra = index.align(m)
         if any(m in s or s in m for s in said) or extra.best is None:
             continue

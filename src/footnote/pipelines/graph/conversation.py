@@ -129,3 +129,14 @@ def carried(
         if a.best is not None and a.best.method == "exact":
             out.append(Alignment(key, a.candidates[:1]))
     return out
+
+
+def prior_names(index: EntityIndex, history: Sequence[GraphTurn]) -> list[str]:
+    """The names of the previous turn's entities: what a follow-up's "other ones" are other
+    than (`others.without_prior`)."""
+    out = []
+    for label, key in history[-1].entities if history else ():
+        a = index.align(key, [label])
+        if a.best is not None and a.best.method == "exact":
+            out.append(a.best.entity.name)
+    return out

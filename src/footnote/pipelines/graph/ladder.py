@@ -6,7 +6,8 @@
 3. `candidates` queries from the `cypher` role (the first greedy, the rest sampled at
    `temperature`), each through parse + schema + permissions + EXPLAIN (the guard) and run;
 4. a candidate that fails is retried `retries` times, with the rejected query and the error
-   (`retry_with_error`) or blind;
+   (`retry_with_error`) — and, for the small model's recurring mistakes (SQL, one statement
+   per entity), the Cypher form of what it meant (`fixes.fix_hint`) — or blind;
 5. a query that matched nothing (no rows, or one row of zero counts / null aggregates) is not
    yet an answer: the template gives way to generated candidates, a candidate is retried
    with "matched nothing" (when retries are left), then the next candidate, then the
@@ -25,14 +26,15 @@
    (`fallback_candidates` candidates by agreement, the full schema instead of the pruned
    one, examples retrieved for the failing query's pattern).
 
-What failed reaches the user in words (`LadderResult.failure`); the engine's own message is
+Rows that answer are kept as they ran, except that code picks the rows a superlative asks for
+(`picked`) and leaves out what the previous turn was about when a follow-up asks for other
+ones (`others`), each said beside the answer. What failed reaches the user in words (`LadderResult.failure`); the engine's own message is
 logged and given to the model's retry.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import time
@@ -57,7 +59,9 @@ from footnote.pipelines.graph.context import (
 )
 from footnote.pipelines.graph.cypher import cypher_messages, extract_cypher, param_names
 from footnote.pipelines.graph.directions import along_schema
+from footnote.pipelines.graph.fixes import fix_hint
 from footnote.pipelines.graph.literals import literal_params
+from footnote.pipelines.graph.others import without_prior
 from footnote.pipelines.graph.picked import pick_extreme
 from footnote.pipelines.graph.relax import (
     Aligner,
@@ -67,6 +71,7 @@ from footnote.pipelines.graph.relax import (
     with_values,
     without_each_filter,
 )
+from footnote.pipelines.graph.results import distinct_rows, matched_nothing, result_key
 from footnote.pipelines.trace import Trace
 from footnote.store.graph.base import (
     GraphQueryError,
@@ -90,7 +95,6 @@ _ORDER_LIMIT = re.compile(
 )
 _TIE_ROWS = 25
 """How many rows past a LIMIT are read to find the ones tied with the last."""
-_AGGREGATE = re.compile(r"\b(?:count|sum|avg|min|max|collect)\s*\(", re.I)
 
 Completer = Callable[[RoleModel, list[Message], float, bool], str]
 """`complete(model, messages, temperature, cache)` → reply text (run id and labels bound)."""
@@ -135,44 +139,6 @@ class LadderResult:
     """When every rung matched nothing: the query without its most restrictive filter."""
 
 
-def matched_nothing(rows: GraphRows, cypher: str) -> bool:
-    """No rows, or an aggregate over nothing: one row of zero counts, nulls or empty lists."""
-    if not rows.rows:
-        return True
-    empty: tuple[Any, ...] = (0, None, [], "")
-    only = rows.rows[0]
-    return len(rows.rows) == 1 and bool(_AGGREGATE.search(cypher)) and all(v in empty for v in only)
-
-
-def distinct_rows(rows: GraphRows) -> GraphRows:
-    """`rows` with each repeated row shown once, in order (a needless join returns a supplier
-    once per product), said in a note; `rows` itself when nothing repeats."""
-    seen: set[str] = set()
-    kept = []
-    for r in rows.rows:
-        if (key := json.dumps(r, sort_keys=True, default=str)) not in seen:
-            seen.add(key)
-            kept.append(r)
-    if len(kept) == len(rows.rows):
-        return rows
-    note = f"{len(rows.rows) - len(kept)} repeated row(s) shown once"
-    return GraphRows(rows.columns, tuple(kept), rows.truncated, rows.seconds, (*rows.notes, note))
-
-
-def result_key(rows: GraphRows) -> str:
-    """A result set as a comparable key: the multiset of rows, column names and order ignored."""
-    cells = sorted(json.dumps(sorted(map(_cell, r)), ensure_ascii=False) for r in rows.rows)
-    return "\n".join(cells)
-
-
-def _cell(x: Any) -> str:
-    if isinstance(x, float) and x.is_integer():
-        x = int(x)
-    elif isinstance(x, float):
-        x = round(x, 6)
-    return json.dumps(x, sort_keys=True, ensure_ascii=False, default=str)
-
-
 class CypherLadder:
     """One question's way from understanding to rows (events streamed, result in `result`)."""
 
@@ -200,6 +166,9 @@ class CypherLadder:
         self.result = LadderResult()
         self.history = ""
         """The conversation's earlier turns, shown to the Cypher model (set by the pipeline)."""
+        self.prior: tuple[str, ...] = ()
+        """The names of the previous turn's entities, left out of the rows of a question
+        asking for other ones (set by the pipeline)."""
         self._last = ""
         self._empty: list[Ran] = []
         """Runs that matched nothing, kept in case no rung matches anything."""
@@ -417,6 +386,9 @@ class CypherLadder:
                     return
                 self._misfit.append((got, why))  # rows of another kind: the next rung, with why
                 self.trace.add("misfit", got.source, {"reason": why}, time.time(), 0.0)
+            elif left := without_prior(self._question, got.rows, self.prior):
+                self.trace.add("left_out", got.source, {"how": left.how}, time.time(), 0.0)
+                ran.append(replace(got, rows=left.rows, picked=left.how))
             else:
                 ran.append(got)
             return
@@ -542,6 +514,8 @@ class CypherLadder:
                     injected=list(verdict.injected))  # fmt: skip
         if not verdict.ok:
             res.error = res.failure = verdict.reason
+            if hint := fix_hint(cypher, params, self.store.spec):  # the model's own mistake, named
+                res.error = f"{verdict.reason}\n{hint}"
             if verdict.reason.startswith(COMPILE_FAILED):
                 log.info("graph query did not compile: %s | %s", verdict.reason, cypher)
                 raw = verdict.reason.removeprefix(COMPILE_FAILED)

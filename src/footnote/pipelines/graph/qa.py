@@ -61,7 +61,13 @@ from footnote.models.base import Message
 from footnote.models.roles import RoleModel
 from footnote.pipelines.graph import wording
 from footnote.pipelines.graph.aligned import align_mentions
-from footnote.pipelines.graph.answer import asked_gap, compose_answer, is_listing, selected_by
+from footnote.pipelines.graph.answer import (
+    asked_gap,
+    compose_answer,
+    finished,
+    is_listing,
+    selected_by,
+)
 from footnote.pipelines.graph.asked import write_request
 from footnote.pipelines.graph.clarify import (
     QUERY_WORDS,
@@ -77,18 +83,9 @@ from footnote.pipelines.graph.clarify import (
     schema_gap,
 )
 from footnote.pipelines.graph.context import ExampleRetriever
-from footnote.pipelines.graph.conversation import (
-    GraphTurn,
-    history_text,
-    turn_data,
-)
+from footnote.pipelines.graph.conversation import GraphTurn, history_text, prior_names, turn_data
 from footnote.pipelines.graph.definite import definite_signals, guarded_holders
-from footnote.pipelines.graph.ladder import (
-    CypherLadder,
-    LadderResult,
-    Ran,
-    matched_nothing,
-)
+from footnote.pipelines.graph.ladder import CypherLadder, LadderResult, Ran
 from footnote.pipelines.graph.outcome import (
     ANSWER_STATUS,
     GraphOutcome,
@@ -98,6 +95,7 @@ from footnote.pipelines.graph.outcome import (
     from_rows,
 )
 from footnote.pipelines.graph.relax import with_values
+from footnote.pipelines.graph.results import matched_nothing
 from footnote.pipelines.graph.routing import model_needed, template_fit
 from footnote.pipelines.graph.understand import (
     OTHER,
@@ -195,17 +193,17 @@ class GraphQAPipeline:
                 user_id=request.principal.id,
                 session_id=request.session,
             )
-        finished = False
+        completed = False
         try:
             async for event in self._events(request, t0):
                 yield event
-            finished = True
+            completed = True
             self.trace.add("turn", "conversation", turn_data(self.turn()), time.time(), 0.0)
         finally:
             if runs is not None and owns:
                 o = self.outcome
-                status = o.status if finished else "cancelled"
-                runs.finish(self.trace.run_id, status, o.to_dict() if finished else None)
+                status = o.status if completed else "cancelled"
+                runs.finish(self.trace.run_id, status, o.to_dict() if completed else None)
 
     async def _events(self, request: GraphRequest, t0: float) -> AsyncIterator[Event]:
         try:
@@ -384,7 +382,7 @@ class GraphQAPipeline:
         self._sentences = composed.sentences
         if o.relaxed or o.picked:  # the answer is to a relaxed query, or rows code picked
             relaxed = f"No rows for this query: {self._original}; relaxed: {o.relaxed}."
-            note = f"{o.picked}." if o.picked else relaxed.replace("\n", " ")
+            note = finished(o.picked) if o.picked else relaxed.replace("\n", " ")
             self._sentences = (Sentence(note, factual=False), *composed.sentences)
         self._support = o.support = round(composed.verdict.support, 4)
         o.sentences = [
@@ -530,6 +528,7 @@ class GraphQAPipeline:
         )  # fmt: skip
         intent = self.spec.intents.get(u.intent) if u.intent != OTHER else None
         ladder.history = history_text(req.history, with_cypher=True)
+        ladder.prior = tuple(prior_names(self.deps.index, req.history))
         reading = u.question
         if u.sub_questions:
             reading += " (parts: " + "; ".join(u.sub_questions) + ")"

@@ -261,17 +261,17 @@ def _unslotted_name(question: str, mentions: Sequence[str], spec: GraphSpec) -> 
     for m in sorted(mentions, key=len, reverse=True):
         if m:
             text = re.sub(re.escape(m), " ", text, flags=re.IGNORECASE)
-    schema = {_words(n) for n in [*spec.nodes, *spec.relationships]}
-    schema |= {_words(p) for node in spec.nodes.values() for p in node.properties}
+    schema = {schema_words(n) for n in [*spec.nodes, *spec.relationships]}
+    schema |= {schema_words(p) for node in spec.nodes.values() for p in node.properties}
     for hit in _INNER_NAME.finditer(text):
         w = hit.group(0)
         low = w.lower().removesuffix("'s")
-        if low not in QUESTION_WORDS_EN and _words(w) not in schema and low not in schema:
+        if low not in QUESTION_WORDS_EN and schema_words(w) not in schema and low not in schema:
             return w
     return ""
 
 
-def _words(name: str) -> str:
+def schema_words(name: str) -> str:
     """`unitsInStock` → `units in stock`; `ACTED_IN` → `acted in`."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ")
     return " ".join(spaced.lower().split())
@@ -299,7 +299,7 @@ def _names_property(text: str, prop: str, labels: frozenset[str] = frozenset()) 
     tail that is generic or a label's name, like "order" of `unitsOnOrder`, does not count)."""
     if re.search(rf"\b{re.escape(prop.lower())}\b", text):
         return True
-    words = _words(prop).split()
+    words = schema_words(prop).split()
     tails = [" ".join(words[i:]) for i in range(len(words))]
     return any(
         _mentions_word(text, t)
@@ -363,7 +363,7 @@ def template_misfit(
             return f"{why} ({hit.group(0)!r})"
     if not counts and re.search(_ZH_COUNT, stripped):
         return "a count"
-    label_words = frozenset(_words(label) for label in spec.nodes)
+    label_words = frozenset(schema_words(label) for label in spec.nodes)
     for label, node in spec.nodes.items():
         for prop in node.properties:
             if prop == node.name:  # what slots are matched on ("name the films…" is a verb)
@@ -371,10 +371,10 @@ def template_misfit(
             used = re.search(rf"\.{re.escape(prop)}\b", cypher) is not None
             if not used and _names_property(stripped, prop, label_words):
                 return f"the property {label}.{prop} is not in the template"
-        if f":{label}" not in cypher and _mentions_word(stripped, _words(label)):
+        if f":{label}" not in cypher and _mentions_word(stripped, schema_words(label)):
             return f"the label {label} is not in the template"
     for rel_name, rel in spec.relationships.items():
-        if f":{rel_name}" not in cypher and _mentions_word(stripped, _words(rel_name)):
+        if f":{rel_name}" not in cypher and _mentions_word(stripped, schema_words(rel_name)):
             return f"the relationship {rel_name} is not in the template"
         for prop in rel.properties:
             used = re.search(rf"\.{re.escape(prop)}\b", cypher) is not None
