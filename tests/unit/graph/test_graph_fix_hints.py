@@ -11,7 +11,7 @@ from test_graph_ladder import calls, role, run
 
 from footnote.events import Guard
 from footnote.index.graph.align import EntityIndex
-from footnote.pipelines.graph.fixes import fix_hint, several_statements
+from footnote.pipelines.graph.fixes import fix_hint, one_statement, several_statements
 from footnote.store.graph.base import GraphSpec
 from footnote.store.graph.ladybug import LadybugGraph
 
@@ -90,3 +90,73 @@ async def test_the_retry_after_sql_shows_the_pattern_and_the_fixed_query_answers
     await run(films, films_index, "Who acted in both Red River and Blue Lake?", blind,
               retries=1, fallback_candidates=0, retry_with_error=False)  # fmt: skip
     assert "INTERSECT" not in calls(blind)[1][-1].content  # a blind resample shows neither
+
+
+def test_an_unbound_variable_is_told_the_schemas_ways_to_bind_it() -> None:
+    shop = GraphSpec.model_validate({"name": "shop", "nodes": {
+        "Product": {"properties": {"productID": "STRING"}, "key": "productID"},
+        "Category": {"properties": {"categoryName": "STRING"}, "key": "categoryName"}},
+        "relationships": {"PART_OF": {"from": "Product", "to": "Category"}}})  # fmt: skip
+    query = "MATCH (c:Category {categoryName: 'Condiments'}) RETURN count(p) AS products"
+    why = "does not compile: Binder exception: Variable p is not in scope."
+    hint = fix_hint(query, [], shop, why)
+    assert (
+        hint
+        == "`p` is used but no pattern binds it: bind it in the MATCH, e.g. `(c)<-[:PART_OF]-(p:Product)`."
+    )
+    assert fix_hint(query, [], shop, "does not compile: something else") == ""
+
+
+async def test_the_retry_after_an_unbound_variable_shows_how_to_bind_it(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    unbound = "MATCH (f:Film {title: $film}) RETURN count(p) AS people"
+    fixed = "MATCH (f:Film {title: $film})<-[:ACTED_IN]-(p:Person) RETURN count(p) AS people"
+    m = role([unbound, fixed])
+    p, events = await run(films, films_index, "How many people acted in Blue Lake?", m,
+                          retries=1, fallback_candidates=0)  # fmt: skip
+    assert [g.ok for g in events if isinstance(g, Guard)] == [False, True]
+    retry = calls(m)[1][-1].content
+    assert "`p` is used but no pattern binds it" in retry
+    assert "(f)<-[:ACTED_IN]-(p:Person)" in retry and "(f)<-[:DIRECTED]-(p:Person)" in retry
+    assert p.outcome.status == "answered", p.outcome
+
+
+def test_one_statement_per_entity_is_repaired_into_the_statement_meant() -> None:
+    shop = GraphSpec.model_validate({"name": "shop", "nodes": {
+        "Product": {"properties": {"productID": "STRING", "productName": "STRING"},
+                    "key": "productID", "name": "productName"},
+        "Category": {"properties": {"categoryName": "STRING"}, "key": "categoryName"}},
+        "relationships": {"PART_OF": {"from": "Product", "to": "Category"}}})  # fmt: skip
+    assert one_statement(PER_ENTITY, shop) == (
+        "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE p.productID IN [$product, $product2, "
+        "$product3] RETURN p.productName AS product, c.categoryName AS category"
+    )
+    by_where = (
+        "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE p.productID = $product RETURN c.categoryName\n"
+        "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE p.productID = $product2 RETURN c.categoryName"
+    )  # fmt: skip
+    assert one_statement(by_where, shop) == (
+        "MATCH (p:Product)-[:PART_OF]->(c:Category) WHERE p.productID IN [$product, $product2] "
+        "RETURN p.productName AS product, c.categoryName"
+    )
+    differ = PER_ENTITY.replace(
+        "c.categoryName AS category LIMIT", "c.categoryID AS category LIMIT"
+    )
+    assert one_statement(differ, shop) is None  # not one query three times: left to the retry
+    assert one_statement("MATCH (p:Product) RETURN p.productName", shop) is None
+
+
+async def test_a_per_entity_query_runs_as_one_and_names_each_row(
+    films: LadybugGraph, films_index: EntityIndex
+) -> None:
+    per_film = (
+        "MATCH (f:Film {title: $film}) RETURN f.year AS year\n"
+        "MATCH (f:Film {title: $film2}) RETURN f.year AS year"
+    )
+    m = role([per_film])
+    p, events = await run(films, films_index, "When were Red River and Blue Lake made?", m,
+                          retries=0, fallback_candidates=0)  # fmt: skip
+    assert [g.ok for g in events if isinstance(g, Guard)] == [True]
+    assert sorted(map(str, p.outcome.rows)) == sorted(map(str, [
+        {"film": "Red River", "year": 2001}, {"film": "Blue Lake", "year": 1999}]))  # fmt: skip

@@ -10,6 +10,7 @@ answered whole (`uncovered_rows`).
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 import string
@@ -80,6 +81,17 @@ THE_ANSWER = {"en": "The answer is {}.", "zh": "答案是 {}。"}
 """A lone value's sentence, by the question's language."""
 
 
+def spoken(v: Any) -> str:
+    """A row value as a sentence says it: a float's long tail rounded to four significant
+    digits (37.979166666666664 → 37.98; two decimals from 1000 up). The rows keep every digit,
+    and the number check reads a rounded figure against them as its rounding interval."""
+    full = value_text(v)
+    if not isinstance(v, float) or v.is_integer() or not math.isfinite(v) or abs(v) < 1e-3:
+        return full
+    text = f"{v:.2f}" if abs(v) >= 1000 else f"{v:.4g}"
+    return text if len(text) < len(full) else full
+
+
 def template_sentences(
     rows: GraphRows,
     answer_template: str,
@@ -95,11 +107,11 @@ def template_sentences(
     for i, r in enumerate(shown):
         if only is not None and i not in only:
             continue
-        values = {c: value_text(v) for c, v in zip(rows.columns, r, strict=False)}
+        values = {c: spoken(v) for c, v in zip(rows.columns, r, strict=False)}
         if answer_template and fields <= set(values):
             out.append((answer_template.format(**values), [row_id(i)]))
         elif len(rows.columns) == 1 and len(rows.rows) == 1 and not isinstance(r[0], dict):
-            out.append((THE_ANSWER[lang].format(value_text(r[0])), [row_id(i)]))
+            out.append((THE_ANSWER[lang].format(spoken(r[0])), [row_id(i)]))
         else:
             out.append((row_sentence(rows.columns, r, lang), [row_id(i)]))
     return out
@@ -130,7 +142,7 @@ def row_sentence(columns: Sequence[str], row: Sequence[Any], lang: str = "en") -
     not a `column: value` dump; a whole node reads as its name and properties
     ("Keanu Reeves (born 1964).")."""
     columns, row = _flat(columns, row)
-    values = [value_text(v) for v in row]
+    values = [spoken(v) for v in row]
     if not values:
         return ""
     pairs = [f"{c} {v}" for c, v in zip(columns[1:], values[1:], strict=False) if v]

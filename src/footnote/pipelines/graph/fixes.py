@@ -1,38 +1,52 @@
-"""What to tell the `cypher` model about a rejected query beyond the engine's message.
+"""What to tell the `cypher` model about a rejected query beyond the engine's message, and
+the one recurring mistake that has a single mechanical reading, repaired (`one_statement`).
 
 The engine says where parsing stopped ("Invalid input < MATCH>: expected rule iC_Statements"),
-which the small model cannot act on: it sends the same query back. Two of its mistakes recur
-on questions about several entities, and each has one Cypher form; the retry names it, with
-the query's own variables, labels and parameters:
+which the small model cannot act on: it sends the same query back (dev gd-010, gd-054: five
+times each). Its recurring mistakes each have one Cypher form; the retry names it, with the
+query's own variables, labels and parameters:
 
 - several statements, one per entity (`MATCH … RETURN … MATCH … RETURN …`): one MATCH with
-  `IN [$a, $b]`, returning what tells the rows apart;
+  `IN [$a, $b]`, returning what tells the rows apart. The model did not follow this advice
+  (gd-054), and when the statements differ only in that parameter the repair is mechanical:
+  `one_statement` writes it before the guard sees the query;
 - SQL (`SELECT`, `INTERSECT`, `GROUP BY`, `JOIN`): what two entities share is one pattern
-  through both.
+  through both;
+- a variable no pattern binds (`MATCH (c:Category {…}) RETURN count(p)`, dev gd-038: the
+  engine's "Variable p is not in scope", five times): bind it through a relationship the
+  schema has for the labels the query does bind.
 
 A hint is advice in the prompt; the retried query is guarded like any other.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
+from footnote.pipelines.graph.understand import schema_words
 from footnote.store.graph.base import GraphSpec
 
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_UNBOUND = re.compile(r"Variable (\w+) is not in scope|'(\w+)' not defined", re.I)
+_LIMIT_TAIL = re.compile(r"\s+LIMIT\s+\d+\s*$", re.I)
+_BOUND = re.compile(r"\(\s*(\w+)\s*:\s*`?(\w+)`?")
 _SQL = re.compile(r"\b(SELECT|INTERSECT|EXCEPT|GROUP\s+BY|JOIN|HAVING)\b", re.I)
 
 
 def _code(cypher: str) -> str:
-    """The query with its string literals blanked (keywords inside a name are not code)."""
-    return _STRING.sub("''", cypher)
+    """The query with its string literals blanked, same length (keywords inside a name are
+    not code)."""
+    return _STRING.sub(
+        lambda m: m.group(0)[0] + " " * (len(m.group(0)) - 2) + m.group(0)[-1], cypher
+    )
 
 
-def several_statements(cypher: str) -> bool:
-    """Whether a RETURN is followed by another MATCH at the top level without a UNION
-    between them (Cypher runs one statement)."""
-    code, depth, returned = _code(cypher), 0, False
+def _statement_starts(cypher: str) -> list[int]:
+    """Where each statement after the first begins: a MATCH at the top level after a RETURN
+    with no UNION between them (Cypher runs one statement)."""
+    code, depth, returned, starts = _code(cypher), 0, False, []
     for m in re.finditer(r"[({\[]|[)}\]]|\b(?:RETURN|UNION|(?:OPTIONAL\s+)?MATCH)\b", code, re.I):
         tok = m.group(0)
         if tok in "({[":
@@ -46,8 +60,66 @@ def several_statements(cypher: str) -> bool:
             elif word == "UNION":
                 returned = False
             elif returned:
-                return True
-    return False
+                starts.append(m.start())
+                returned = False
+    return starts
+
+
+def several_statements(cypher: str) -> bool:
+    """Whether the query is several statements written one after another."""
+    return bool(_statement_starts(cypher))
+
+
+def one_statement(cypher: str, spec: GraphSpec) -> str | None:
+    """The small model's one statement per entity — the same `MATCH … RETURN` for `$product`,
+    `$product2`, `$product3` — as the one statement it means: `WHERE p.productID IN [$product,
+    $product2, $product3]`, returning the entity's name first so each row says which it is.
+    None when the statements differ in anything but that parameter, or the parameter is not
+    compared in one of the two plain forms (`{prop: $p}` on a labelled node, `v.prop = $p`)."""
+    cuts = [0, *_statement_starts(cypher), len(cypher)]
+    parts = [_LIMIT_TAIL.sub("", cypher[a:b]).strip() for a, b in itertools.pairwise(cuts)]
+    if len(parts) < 2:
+        return None
+    names = [re.findall(r"\$([A-Za-z_]\w*)", p) for p in parts]
+    if any(len(n) != 1 for n in names):
+        return None
+    base = re.sub(r"\d+$", "", names[0][0])
+    listed = list(dict.fromkeys(n[0] for n in names))
+    if len(listed) != len(parts) or any(re.sub(r"\d+$", "", n) != base for n in listed):
+        return None
+    one = {
+        re.sub(rf"\${re.escape(n)}\b", f"${base}", p) for p, (n,) in zip(parts, names, strict=True)
+    }
+    if len(one) != 1:
+        return None
+    text = one.pop()
+    if len(re.findall(r"\bRETURN\b", _code(text), re.I)) != 1 or re.search(
+        r"\bWITH\b", _code(text), re.I
+    ):
+        return None
+    inside = ", ".join(f"${n}" for n in listed)
+    node = re.search(rf"\((\w+)\s*:\s*`?(\w+)`?\s*\{{\s*(\w+)\s*:\s*\${base}\s*\}}\s*\)", text)
+    if node:
+        var, label, prop = node.groups()
+        text = f"{text[: node.start()]}({var}:{label}){text[node.end() :]}"
+        ret = re.search(r"\bRETURN\b", text, re.I)
+        assert ret is not None
+        where = re.search(r"\bWHERE\b", text[: ret.start()], re.I)
+        cond = f"{var}.{prop} IN [{inside}]"
+        text = (f"{text[: where.end()]} {cond} AND{text[where.end():]}" if where
+                else f"{text[: ret.start()]}WHERE {cond} {text[ret.start():]}")  # fmt: skip
+    elif cmp := re.search(rf"\b(\w+)\.(\w+)\s*=\s*\${base}\b", text):
+        var, prop = cmp.group(1), cmp.group(2)
+        text = f"{text[: cmp.start()]}{var}.{prop} IN [{inside}]{text[cmp.end() :]}"
+        label = _label_of(text, var)
+    else:
+        return None
+    named = _name_of(spec, label)
+    ret = re.search(r"\bRETURN\s+(DISTINCT\s+)?", text, re.I)
+    if named and ret and not re.search(rf"\b{var}\.{named}\b", text[ret.end() :]):
+        alias = schema_words(label).replace(" ", "_") if label else var
+        text = f"{text[: ret.end()]}{var}.{named} AS {alias}, {text[ret.end() :]}"
+    return " ".join(text.split())
 
 
 def _compared(cypher: str, param: str) -> tuple[str, str] | None:
@@ -133,10 +205,26 @@ def _shared(cypher: str, names: list[str], spec: GraphSpec | None) -> str:
     )
 
 
-def fix_hint(cypher: str, params: Iterable[str], spec: GraphSpec | None = None) -> str:
+def _unbound(var: str, cypher: str, spec: GraphSpec | None) -> str:
+    ways = []
+    for bound, label in dict(_BOUND.findall(cypher)).items():
+        for name, rel in spec.relationships.items() if spec is not None else ():
+            if rel.source == label:
+                ways.append(f"({bound})-[:{name}]->({var}:{rel.target})")
+            elif rel.target == label:
+                ways.append(f"({bound})<-[:{name}]-({var}:{rel.source})")
+    how = f", e.g. `{'` or `'.join(ways[:3])}`" if ways else ""
+    return f"`{var}` is used but no pattern binds it: bind it in the MATCH{how}."
+
+
+def fix_hint(
+    cypher: str, params: Iterable[str], spec: GraphSpec | None = None, error: str = ""
+) -> str:
     """Advice for retrying `cypher` ("" when the query shows none of the known mistakes);
     `params`: the names of the parameters the model was given; `spec`: the schema, for the
-    labels and naming properties the advice writes out."""
+    labels and naming properties the advice writes out; `error`: why it was rejected."""
+    if m := _UNBOUND.search(error):
+        return _unbound(m.group(1) or m.group(2), cypher, spec)
     names = _same_kind(params)
     code = _code(cypher)
     if _SQL.search(code):

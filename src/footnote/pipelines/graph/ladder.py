@@ -59,7 +59,7 @@ from footnote.pipelines.graph.context import (
 )
 from footnote.pipelines.graph.cypher import cypher_messages, extract_cypher, param_names
 from footnote.pipelines.graph.directions import along_schema
-from footnote.pipelines.graph.fixes import fix_hint
+from footnote.pipelines.graph.fixes import fix_hint, one_statement
 from footnote.pipelines.graph.literals import literal_params
 from footnote.pipelines.graph.others import without_prior
 from footnote.pipelines.graph.picked import pick_extreme
@@ -501,6 +501,11 @@ class CypherLadder:
         if turned:  # an arrow against the schema matches nothing: the relationship was meant
             self.trace.add("directions", source, {"turned": turned}, time.time(), 0.0)
         if source not in ("template", "relaxed") and (
+            merged := one_statement(cypher, self.store.spec)
+        ):
+            self.trace.add("one_statement", source, {"written": cypher}, time.time(), 0.0)
+            cypher = merged  # one statement per entity, as the one statement meant
+        if source not in ("template", "relaxed") and (
             bound := literal_params(cypher, params, self._question, schema_names=self._schema_names)
         ):  # a value the user typed, lifted by the model into a parameter of its own
             params = {**params, **bound}
@@ -514,7 +519,9 @@ class CypherLadder:
                     injected=list(verdict.injected))  # fmt: skip
         if not verdict.ok:
             res.error = res.failure = verdict.reason
-            if hint := fix_hint(cypher, params, self.store.spec):  # the model's own mistake, named
+            if hint := fix_hint(
+                cypher, params, self.store.spec, verdict.reason
+            ):  # the model's own mistake, named
                 res.error = f"{verdict.reason}\n{hint}"
             if verdict.reason.startswith(COMPILE_FAILED):
                 log.info("graph query did not compile: %s | %s", verdict.reason, cypher)
