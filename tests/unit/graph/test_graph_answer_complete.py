@@ -207,3 +207,31 @@ def test_an_english_sentence_to_a_chinese_question_gives_way_to_the_chinese_temp
     out = compose_answer("汤姆·汉克斯是哪一年出生的？", rows, model=chinese,
                          answer_template="{name} 出生于 {born} 年。", params={"p": "汤姆·汉克斯"})  # fmt: skip
     assert out.method == "model" and _text(out) == "汤姆·汉克斯出生于1956年。"
+
+
+def test_english_wording_of_a_chinese_questions_rows_is_rendered_in_chinese() -> None:
+    """Seen with the embedded model (dev gd-054, after its query was repaired): "它们分别属于什么
+    类别？" over rows (product, category) that answer it; the model wrote "The product Ikura
+    belongs to the category Seafood." — "belongs" is no word of the rows or the schema, the
+    question is Chinese (属于), and the answer was refused. Where nothing asked is missing from
+    the schema and rows, the rows are rendered in Chinese instead; otherwise the refusal stays
+    (an English word cannot be compared with what the Chinese question asks)."""
+    rows = GraphRows(("product", "category"), (("Ikura", "Seafood"), ("Longlife Tofu", "Produce")))
+    english = composer(
+        ("The product Ikura belongs to the category Seafood.", ["row:0"]),
+        ("The product Longlife Tofu belongs to the category Produce.", ["row:1"]),
+    )
+    words = {"product", "category"}
+    out = compose_answer(
+        "它们分别属于什么类别？", rows, model=english, vocabulary=words, asked_held=True
+    )
+    assert out.method == "template"
+    assert _text(out) == "Ikura（category Seafood）。 Longlife Tofu（category Produce）。"
+    english = composer(("The product Ikura belongs to the category Seafood.", ["row:0"]))
+    kept = compose_answer("它们分别属于什么类别？", rows, model=english, vocabulary=words)
+    assert kept.sentences == ()  # nothing said the question asks only what the rows hold
+    invented = composer(("Ikura costs 31 dollars.", ["row:0"]))  # a figure of its own: never
+    out = compose_answer(
+        "它们分别属于什么类别？", rows, model=invented, vocabulary=words, asked_held=True
+    )
+    assert out.sentences == ()

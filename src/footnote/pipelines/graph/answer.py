@@ -218,6 +218,7 @@ def compose_answer(
     vocabulary: Collection[str] | None = None,
     nothing_missing: bool = False,
     rows_asked: bool = False,
+    asked_held: bool = False,
     named: Sequence[str] = (),
     bounds: Mapping[str, str] | None = None,
 ) -> Composed:
@@ -231,7 +232,10 @@ def compose_answer(
     themselves (`rows_asked`: "返回所有节点", "List the films …", with nothing asked the schema
     lacks; then they are rendered by template whatever the model wrote), or `nothing_missing` (the caller
     found nothing asked that the schema and rows lack): then a model that writes nothing is
-    not believed, and the rows are rendered by template."""
+    not believed, and the rows are rendered by template. English sentences to a Chinese
+    question that fail only on words of their own ("belongs" for 属于) are rendered in Chinese
+    by template too when `asked_held` (the caller found nothing asked that the schema and rows
+    lack: an English word cannot be compared with the Chinese question's words)."""
     shown = ShownRows.of(rows, max_rows, params)
     shown = ShownRows(shown.rows, (*shown.context, *named))
     lang = "zh" if text_lang(question) == "zh" else "en"  # what template sentences are written in
@@ -256,6 +260,7 @@ def compose_answer(
                 bare, shown, judge=judge, question=question, vocabulary=vocabulary, bounds=bounds
             )
         english = _wrong_language(verdict, lang, answer_template)
+        english |= asked_held and _english_wording(drafts, verdict, lang)
         if verdict.sentences and not english:
             left = uncovered_rows([s.text for s in verdict.sentences], rows, max_rows)
             added = _checked_templates(
@@ -293,6 +298,20 @@ def _wrong_language(verdict: GraphVerdict, lang: str, answer_template: str) -> b
         and lang == "zh"
         and bool(answer_template)
         and not any(CJK_RE.search(s.text) for s in verdict.sentences)
+    )
+
+
+def _english_wording(
+    drafts: Sequence[tuple[str, Sequence[str]]], verdict: GraphVerdict, lang: str
+) -> bool:
+    """English sentences to a Chinese question, each failure only on the words (gd-054: "The
+    product Ikura belongs to the category Seafood." over the rows it names)."""
+    failed = [c for c in verdict.checks if any(c.missing.values())]
+    return (
+        lang == "zh"
+        and bool(drafts)
+        and not any(CJK_RE.search(text) for text, _ in drafts)
+        and all(c.cited and {k for k, v in c.missing.items() if v} <= {"words"} for c in failed)
     )
 
 

@@ -333,9 +333,10 @@ class GraphQAPipeline:
             return
         model = self._answer_model()
         listing = is_listing(question)
-        gap_free = (o.source == "template" or listing) and missing_property(
+        zh = text_lang(question) == "zh"
+        gap_free = (o.source == "template" or listing or zh) and missing_property(
             question, self.spec, self._found, self._names, " ".join(row_words(rows))
-        ) is None  # only these two uses read it: not computed for every answer
+        ) is None  # only these uses read it: not computed for every answer
         yield Status("compose", "writing the answer from the rows")
         with self.trace.span("compose", "model" if model else "template") as span:
             composed = await asyncio.to_thread(
@@ -354,6 +355,7 @@ class GraphQAPipeline:
                 bounds=query_bounds(o.cypher, o.params),
                 nothing_missing=o.source == "template" and gap_free,  # aliases prove nothing
                 rows_asked=listing and gap_free,
+                asked_held=zh and gap_free,
             )
             v = composed.verdict
             span.update(
