@@ -309,7 +309,7 @@ def _english_wording(
     failed = [c for c in verdict.checks if any(c.missing.values())]
     return (
         lang == "zh"
-        and bool(drafts)
+        and bool(failed)
         and not any(CJK_RE.search(text) for text, _ in drafts)
         and all(c.cited and {k for k, v in c.missing.items() if v} <= {"words"} for c in failed)
     )

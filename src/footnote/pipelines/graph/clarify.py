@@ -104,6 +104,8 @@ _ZH_COUNTED = re.compile(
     r"(?:多少|几)(?:名|个|位|种|件|家|部|本|条|笔|张|次)?(?P<a>[\u4e00-\u9fff]{1,4}?)\s*(?:[？?。！!]|$)"
 )
 """What a Chinese count asks for ("有多少名员工？" → 员工, "有几个孩子？" → 孩子)."""
+_ZH_WHAT = re.compile(r"什么(?P<a>[\u4e00-\u9fff]{1,4}?)(?=的|[？?。！!，,]|$)")
+"""What a Chinese "什么 X" asks for ("最近出演的是什么类型？" → 类型)."""
 GRAPH_WORDS = re.compile(
     r"\b(?:nodes?|relationships?|edges?|vertex|vertices)\b|节点|顶点|关系", re.IGNORECASE
 )
@@ -268,7 +270,7 @@ def missing_property(
         asked = [w for w in _WORDS.findall(m["a"]) if w.lower() not in FRAME_WORDS]
         if any(not _known(w, stems) for w in asked):
             return _gap(" ".join(asked), props, IN_SLOT)
-    for z in [*_ZH_SLOT.finditer(q), *_ZH_COUNTED.finditer(q)]:
+    for z in [*_ZH_SLOT.finditer(q), *_ZH_COUNTED.finditer(q), *_ZH_WHAT.finditer(q)]:
         if z["a"].endswith(_ZH_EVERYTHING):  # "节点的信息": all it holds
             continue
         if z["a"] not in ZH_ASKING and not _zh_known(z["a"], stems, zh_keys):
