@@ -40,7 +40,14 @@ Q = "What is the average unit price of the products in the Beverages category?"
 
 
 def test_a_labels_own_name_names_a_kind() -> None:
-    for kind in ("products", "Product", "the products", "categories", "order details", "all categories"):
+    for kind in (
+        "products",
+        "Product",
+        "the products",
+        "categories",
+        "order details",
+        "all categories",
+    ):
         assert names_a_kind(kind, SHOP), kind
     for name in ("Dairy Products", "Beverages", "Chai", "productivity"):
         assert not names_a_kind(name, SHOP), name

@@ -32,7 +32,9 @@ def role(name: str, reply: object) -> RoleModel:
 
 def test_other_ones_leave_the_earlier_entity_out() -> None:
     assert asks_for_others("Which other films did he direct?")
-    assert asks_for_others("What else did he direct?") and asks_for_others("他还导演过其他哪些电影？")
+    assert asks_for_others("What else did he direct?") and asks_for_others(
+        "他还导演过其他哪些电影？"
+    )
     assert not asks_for_others("Which films did he direct?")
     left = without_prior("Which other films did he direct?", TITLES, ["Red River"])
     assert left is not None and left.rows.rows == (("Green Hill",),)
@@ -59,7 +61,10 @@ async def test_a_follow_up_for_other_films_does_not_list_the_earlier_one(
     deps = GraphDeps(films, films_index, cfg, understand_model=role("understand", [json.dumps(understood)]),
                      cypher_model=role("cypher", [query]))  # fmt: skip
     p = GraphQAPipeline(deps)
-    _ = [e async for e in p.run(GraphRequest(follow, Principal(unrestricted=True), history=(EARLIER,)))]
+    _ = [
+        e
+        async for e in p.run(GraphRequest(follow, Principal(unrestricted=True), history=(EARLIER,)))
+    ]
     assert p.outcome.status == "answered", p.outcome
     assert p.outcome.rows == [{"title": "Green Hill"}]
     assert "Red River left out" in p.outcome.answer and "Green Hill" in p.outcome.answer
