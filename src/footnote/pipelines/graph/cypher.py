@@ -115,7 +115,16 @@ def extract_cypher(text: str) -> str:
     return repaired(body.strip().rstrip(";").strip())
 
 
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+"""A Cypher string literal, single- or double-quoted, with escapes."""
+
+
+def masked_literals(cypher: str) -> str:
+    """`cypher` with each string literal's content blanked (same length, quotes kept), so
+    patterns over the query never read a name as code."""
+    return STRING_LITERAL.sub(lambda m: m[0][0] + "x" * (len(m[0]) - 2) + m[0][-1], cypher)
+
+
 _OLD_PARAM = re.compile(
     r"(?P<before>(?:[:=<>,(\[+]|\bIN)\s*)\{\s*(?P<name>[A-Za-z_]\w*)\s*\}", re.I
 )
@@ -135,8 +144,8 @@ def repaired(cypher: str) -> str:
     before the RETURN (moved after the projection) and a missing RETURN (`MATCH (n) SKIP 1
     LIMIT 100` → `… RETURN n SKIP 1 …`, the pattern's variables) put right, outside string
     literals; anything else unchanged."""
-    parts = _STRING.split(cypher)
-    strings = _STRING.findall(cypher)
+    parts = STRING_LITERAL.split(cypher)
+    strings = STRING_LITERAL.findall(cypher)
     code = [_OLD_PARAM.sub(lambda m: f"{m['before']}${m['name']}", p) for p in parts]
     text = "".join(c + (strings[i] if i < len(strings) else "") for i, c in enumerate(code))
     bare = " ".join(code)

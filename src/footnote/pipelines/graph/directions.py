@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from footnote.pipelines.graph.cypher import masked_literals
 from footnote.store.graph.base import GraphSpec
 
 _NODE = r"\(\s*(?P<{v}>[A-Za-z_]\w*)?\s*(?::\s*`?(?P<{l}>[A-Za-z_]\w*)`?)?[^()]*\)"
@@ -22,13 +23,12 @@ _STEP = re.compile(
     + ")"
 )
 _TYPES = re.compile(r":\s*`?([A-Za-z_]\w*)`?")
-_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 
 def along_schema(cypher: str, spec: GraphSpec) -> tuple[str, list[str]]:
     """`cypher` with every arrow that runs against the schema turned, and the relationship
     types turned (empty: the query as given)."""
-    masked = _LITERAL.sub(lambda m: "'" + "x" * (len(m.group(0)) - 2) + "'", cypher)
+    masked = masked_literals(cypher)
     labels = {v: lab for v, lab in _LABELLED.findall(masked) if lab in spec.nodes}
     edits: list[tuple[int, int, str]] = []
     turned: list[str] = []

@@ -25,28 +25,20 @@ import itertools
 import re
 from collections.abc import Iterable
 
+from footnote.pipelines.graph.cypher import masked_literals
 from footnote.pipelines.graph.understand import schema_words
 from footnote.store.graph.base import GraphSpec
 
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _UNBOUND = re.compile(r"Variable (\w+) is not in scope|'(\w+)' not defined", re.I)
 _LIMIT_TAIL = re.compile(r"\s+LIMIT\s+\d+\s*$", re.I)
 _BOUND = re.compile(r"\(\s*(\w+)\s*:\s*`?(\w+)`?")
 _SQL = re.compile(r"\b(SELECT|INTERSECT|EXCEPT|GROUP\s+BY|JOIN|HAVING)\b", re.I)
 
 
-def _code(cypher: str) -> str:
-    """The query with its string literals blanked, same length (keywords inside a name are
-    not code)."""
-    return _STRING.sub(
-        lambda m: m.group(0)[0] + " " * (len(m.group(0)) - 2) + m.group(0)[-1], cypher
-    )
-
-
 def _statement_starts(cypher: str) -> list[int]:
     """Where each statement after the first begins: a MATCH at the top level after a RETURN
     with no UNION between them (Cypher runs one statement)."""
-    code, depth, returned, starts = _code(cypher), 0, False, []
+    code, depth, returned, starts = masked_literals(cypher), 0, False, []
     for m in re.finditer(r"[({\[]|[)}\]]|\b(?:RETURN|UNION|(?:OPTIONAL\s+)?MATCH)\b", code, re.I):
         tok = m.group(0)
         if tok in "({[":
@@ -93,8 +85,8 @@ def one_statement(cypher: str, spec: GraphSpec) -> str | None:
     if len(one) != 1:
         return None
     text = one.pop()
-    if len(re.findall(r"\bRETURN\b", _code(text), re.I)) != 1 or re.search(
-        r"\bWITH\b", _code(text), re.I
+    if len(re.findall(r"\bRETURN\b", masked_literals(text), re.I)) != 1 or re.search(
+        r"\bWITH\b", masked_literals(text), re.I
     ):
         return None
     inside = ", ".join(f"${n}" for n in listed)
@@ -226,7 +218,7 @@ def fix_hint(
     if m := _UNBOUND.search(error):
         return _unbound(m.group(1) or m.group(2), cypher, spec)
     names = _same_kind(params)
-    code = _code(cypher)
+    code = masked_literals(cypher)
     if _SQL.search(code):
         if len(names) >= 2:
             return _shared(cypher, names, spec)
