@@ -22,6 +22,12 @@ Configurations (`research.*` overrides; `mode` picks brief or baseline):
 - `new`: `research.planner = "model"` (the `understand` model proposes the outline and reads
   what each sub-question still misses).
 - `baseline`: `mode = baseline` (one search, one model call), for reference.
+- `today`: the installed defaults, nothing overridden.
+- `extractive`: the defaults with the cards' own sentences as claims and chapters
+  (`research.writer = "extractive"`, `research.model_claims = false`): what the model's writing
+  adds or loses on the same cards.
+`--scoped`: each brief draws only on its question's own library papers (`source_ids`, as
+`footnote research run --source` gives them), as `bench/research_evidence.py --scoped` does.
 Questions are asked free (`--templates free`, the default): no report template is named, so
 `main` picks one by keywords (as the issue's runs did) and `new` lets the model plan; `--templates
 named` passes each question's own template, as `footnote eval research-dev` does (the model then
@@ -65,6 +71,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "main": {"planner": "template", "model_claims": False, "cards_per_question": 6},
     "new": {"planner": "model"},
     "baseline": {"mode": "baseline"},
+    "today": {},
+    "extractive": {"writer": "extractive", "model_claims": False},
 }
 SETS = ("dev", "multidoc")
 
@@ -181,6 +189,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "research-dev` passes it (the model then plans no outline)",
     )
     p.add_argument("--no-judge", action="store_true", help="deterministic scores only")
+    p.add_argument(
+        "--scoped", action="store_true", help="each brief on its question's own library papers only"
+    )
     p.add_argument("--dump", default="", help="append every brief and its scores as JSONL")
     p.add_argument("--resume", action="store_true",
                    help="skip each (set, question, configuration) the --dump file holds")  # fmt: skip
@@ -247,7 +258,7 @@ def run_all(a: argparse.Namespace, configs: Sequence[str], chosen: Sequence[tupl
                 print(f"ingesting {len(todo)} library papers", flush=True)
                 ws.ingest(todo)
             settings = {c: config_settings(ws, c, extra, per_config) for c in configs}
-            rows = run_cases(ws, a, chosen, settings, dump_path)
+            rows = run_cases(ws, a, chosen, settings, dump_path, files)
         finally:
             ws.close()
     if dump_path:
@@ -269,10 +280,11 @@ def config_settings(ws: Any, config: str, extra: dict[str, Any],
 
 
 def run_cases(ws: Any, a: argparse.Namespace, chosen: Sequence[tuple[str, dict[str, Any]]],
-              settings: dict[str, dict[str, Any]], dump_path: Path | None) -> list[dict[str, Any]]:  # fmt: skip
+              settings: dict[str, dict[str, Any]], dump_path: Path | None,
+              files: dict[str, Path]) -> list[dict[str, Any]]:  # fmt: skip
     """Every question in every configuration, the configurations of a question back to back
     (a run cut short stays paired); each row printed and appended to the dump."""
-    from footnote.eval.research import _judge
+    from footnote.eval.research import _judge, source_id
     from footnote.workspace.research import research_store
 
     done = finished_in(dump_path) if a.resume and dump_path else set()
@@ -305,10 +317,13 @@ def run_cases(ws: Any, a: argparse.Namespace, chosen: Sequence[tuple[str, dict[s
                 )
                 t0 = time.time()
                 asked = case if a.templates == "named" else {**case, "template": None}
-                one = asyncio.run(run_one(ws, asked, mode, options, judge_for, snapshot_text))
+                scope = ({"source_ids": [source_id(ws, files[ref]) for ref in case["library"]]}
+                         if a.scoped and case["library"] else {})  # fmt: skip
+                one = asyncio.run(run_one(ws, asked, mode, {**options, **scope}, judge_for,
+                                          snapshot_text))  # fmt: skip
                 row = {"set": set_name, "case": case["id"], "config": config, "lang": case["lang"],
                        "judge": judge_name, "settings": research, "mode": mode,
-                       "template": asked["template"], **one}  # fmt: skip
+                       "template": asked["template"], "scoped": bool(scope), **one}  # fmt: skip
                 rows.append(row)
                 print(progress_line(row, time.time() - t0), flush=True)
                 if dump:

@@ -82,6 +82,8 @@ class Planner:
         if "You plan research" in messages[0].content:
             self.plans.append(prompt)
             return self.outline if isinstance(self.outline, str) else json.dumps(self.outline)
+        if "library search queries" in messages[0].content:  # the library-language query
+            return json.dumps({"query": LIBRARY_QUERY})
         m = _SECTION.search(prompt)
         assert m is not None, prompt
         asks = m.group(1)
@@ -321,3 +323,65 @@ def test_a_query_written_after_reading_library_text_never_reaches_the_web(
     record = research_store(ws).get_artifact(run_id, "investigate", "sq-capacity")
     assert record is not None and "Korvath permitted second line" in record["queries"]
     assert searcher.queries and "Korvath permitted second line" not in searcher.queries
+
+
+LIBRARY_QUERY = "Korvath Recovery Port Sarrow plant recycling capacity"
+
+
+def understand_for_selection(asked: list[str]) -> Any:
+    """A scripted `understand` model bound for card selection (the template planner): it
+    writes the library-language query when asked, keeps the first two passages when selecting,
+    and writes no claim (each card's claim stays its snippet)."""
+
+    def script(messages: Sequence[Message]) -> str:
+        if "library search queries" in messages[0].content:
+            asked.append(messages[-1].content)
+            return json.dumps({"query": LIBRARY_QUERY})
+        if '"relevant"' in messages[-1].content:
+            return json.dumps({"relevant": ["C1", "C2"]})
+        return "no claim"
+
+    return role("understand", script)
+
+
+def test_under_the_template_planner_a_question_in_another_language_is_searched_in_the_librarys_too(
+    tmp_path: Path, web: FixtureWeb
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "korvath.md").write_text(LIBRARY_DOC, encoding="utf-8")
+    overrides = web_settings(web)  # research.planner: the default, template
+    overrides["models"]["embed"] = {"url": "local:wordllama"}
+    ws = Workspace.open(tmp_path / "ws", overrides=overrides)
+    ws.ingest([docs / "korvath.md"])
+    question = "Korvath Recovery 在 Port Sarrow 的电池回收工厂产能有多大？"
+    store = research_store(ws)
+
+    asked: list[str] = []
+    with_model = parts(select=understand_for_selection(asked))
+    run_id, _ = start_research(ws, question, web=False)
+    confirm_outline(ws, run_id)
+    events = collect(ws, run_id, with_model)
+    assert events[-1].type == "brief"
+    assert len(asked) == 1 and question in asked[0] and "in English" in asked[0]
+    plan = store.get_artifact(run_id, "plan")
+    assert plan is not None and plan["library_query"]["lang"] == "en"
+    assert plan["library_query"]["query"] == LIBRARY_QUERY
+    assert all(LIBRARY_QUERY in sq["queries"] for sq in plan["sub_questions"])
+    searched = [store.get_artifact(run_id, "investigate", sq["id"]) for sq in plan["sub_questions"]]
+    assert all(r is not None and LIBRARY_QUERY in r["queries"] for r in searched)
+
+    # without a model nothing is written, nothing extra searched, and the plan is as before
+    run_id, _ = start_research(ws, question, web=False)
+    confirm_outline(ws, run_id)
+    assert collect(ws, run_id)[-1].type == "brief"
+    plan = store.get_artifact(run_id, "plan")
+    assert plan is not None and plan["library_query"]["query"] == ""
+    assert not any(LIBRARY_QUERY in sq["queries"] for sq in plan["sub_questions"])
+
+    # a question in the library's own language gets no such call
+    asked.clear()
+    run_id, _ = start_research(ws, "How large is Korvath Recovery's Port Sarrow plant?", web=False)
+    confirm_outline(ws, run_id)
+    assert collect(ws, run_id, with_model)[-1].type == "brief"
+    assert asked == []

@@ -48,17 +48,22 @@ def embedder_closeness(embedder: RoleEmbedder) -> SentenceCloseness:
 
 
 def relevant_to(
-    question: str, closeness: SentenceCloseness, floor: float, notes: list[str]
+    questions: Sequence[str], closeness: SentenceCloseness, floor: float, notes: list[str]
 ) -> Relevance:
-    """Which cards' sentences are about `question`: closeness at least `floor`. A refused or
-    failed embedder keeps every card and says so in `notes`."""
+    """Which cards' sentences are about the question, written in one or more languages
+    (`questions`; empty ones ignored): closeness to the nearest at least `floor`. A refused
+    or failed embedder keeps every card and says so in `notes`."""
+    asked = [q for q in dict.fromkeys(questions) if q.strip()]
 
     def relevant(cards: Sequence[EvidenceCard]) -> list[bool]:
         if not cards:
             return []
         labels = tuple(sorted({label for c in cards for label in c.labels}))
+        snippets = [c.snippet for c in cards]
         try:
-            scores = closeness(question, [c.snippet for c in cards], labels)
+            scores = [
+                max(s) for s in zip(*(closeness(q, snippets, labels) for q in asked), strict=True)
+            ]
         except (LicenceRefused, ModelError, ValueError) as e:
             notes.append(f"papers' figures not checked against the question ({e}): all kept")
             return [True] * len(cards)

@@ -82,6 +82,12 @@ class ResearchModels:
         """The "what is still missing" call charged to `budget`, or None without a planner."""
         return None if self.planner is None else self._structured(self.planner, budget, 240)
 
+    def library_query_fn(self, budget: Budget) -> SelectFn | None:
+        """The call writing the question in the library's language (`crosslang`), by the
+        `understand` role (the planner, else card selection's model), or None without one."""
+        model = self.planner or self.select
+        return None if model is None else self._structured(model, budget, 80)
+
     def write_fn(self, budget: Budget) -> WriteFn | None:
         """Chapter writing charged to `budget`, or None without a bound model."""
         return None if self.writer is None else self._structured(self.writer, budget, 700)

@@ -52,6 +52,7 @@ from footnote.pipelines.research.checks import (
 from footnote.pipelines.research.claims import write_claims
 from footnote.pipelines.research.closeness import relevant_to
 from footnote.pipelines.research.conflicts import find_conflicts, scope_sentences
+from footnote.pipelines.research.crosslang import library_query, with_query
 from footnote.pipelines.research.fair import (
     ROUNDS,
     child_budget,
@@ -170,6 +171,8 @@ class ResearchPipeline:
         self._taken: set[str] = set()
         """Card ids the run's sub-questions hold so far (each prefers cards no other holds)."""
         self._written: set[str] = set()
+        self._library_query = ""
+        """The question in the library's language (`crosslang`; empty: none)."""
         """Cards already written out verbatim in an earlier chapter (not repeated)."""
         self._reported: set[tuple[str, str]] = set()
         """Injection attempts already logged as events (each once per run)."""
@@ -182,7 +185,7 @@ class ResearchPipeline:
         """The run's events, ending with the brief."""
         self.store.set_research_state(self.run_id, "running", self.options)  # the seed kept
         yield OutlineEvent(self.outline)
-        plan_ = self._plan()
+        plan_ = await self._plan()
         yield PlanEvent(tuple(plan_))
         planner = self.options.get("planner")
         if isinstance(planner, dict):  # who proposed the outline, and why (a fallback says so)
@@ -258,13 +261,19 @@ class ResearchPipeline:
         yield BriefEvent(brief)
 
     # -- stages ----------------------------------------------------------------------------
-    def _plan(self) -> list[SubQuestion]:
+    async def _plan(self) -> list[SubQuestion]:
         saved = self.store.get_artifact(self.run_id, "plan")
         if saved is not None:
+            self._library_query = str(saved.get("library_query", {}).get("query", ""))
             return [from_plain(SubQuestion, s) for s in saved["sub_questions"]]
         sub_questions = plan(self.outline, self.budget.limits(), reserve=self.settings.reserve_fraction,
                              parallel=self.settings.parallel)  # fmt: skip
-        self.store.put_artifact(self.run_id, "plan", "", {"sub_questions": to_plain(sub_questions)})
+        found = await asyncio.to_thread(library_query, self.outline, self.deps.sources, self.budget,
+                                        self.deps.models.library_query_fn(self.budget))  # fmt: skip
+        self._library_query = found.query
+        sub_questions = with_query(sub_questions, found.query)
+        self.store.put_artifact(self.run_id, "plan", "", {"sub_questions": to_plain(sub_questions),
+                                                          "library_query": to_plain(found)})  # fmt: skip
         return sub_questions
 
     async def _investigate_all(
@@ -460,7 +469,8 @@ class ResearchPipeline:
             cards, origin=lambda c: origin_key(c, merge),
             scope_of=lambda c: scope_sentences(self._text_of(c) or "", c.span),
             items_of=lambda c: items_of.get(c.id, []), fx_rates=self.settings.fx_rates,
-            relevant=relevant_to(self.outline.question, closeness, floor, notes) if closeness and floor else None,
+            relevant=relevant_to((self.outline.question, self._library_query), closeness, floor, notes)
+            if closeness and floor else None,
         )  # fmt: skip
         self.store.put_artifact(self.run_id, "conflicts", "",
                                 {"conflicts": to_plain(conflicts), "notes": notes})  # fmt: skip

@@ -39,7 +39,7 @@ MAX_ROUNDS = 6
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (简体中文)"}
 _NAMES_ZH = {"en": "英文", "zh": "中文"}
 _ID = r"^[a-z0-9_]{1,32}$"
-_UNSAFE_QUERY = re.compile(r"https?:|www\.|://|@|[<>{}\[\]]", re.I)
+UNSAFE_QUERY = re.compile(r"https?:|www\.|://|@|[<>{}\[\]]", re.I)
 
 StructuredFn = Callable[[list[Message], dict[str, object], tuple[str, ...]], str]
 """`complete(messages, json_schema, labels) -> reply text` (a budgeted, licence-gated call)."""
@@ -312,7 +312,7 @@ def read_missing(
     missing = [" ".join(m.split())[:300] for m in got.missing if m.strip()]
     queries = [" ".join(q.split()) for q in (got.next_query, got.library_query)]
     for q in queries:
-        if _UNSAFE_QUERY.search(q):
+        if UNSAFE_QUERY.search(q):
             raise ValueError(f"a query with a link, address or markup was refused: {q[:80]!r}")
     if missing and not queries[0]:
         raise ValueError("parts are missing but no next query was given")
