@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from research_support import (
     MARKET_Q,
+    cards_in,
     collect,
     of_type,
     open_ws,
@@ -24,9 +25,11 @@ from research_support import (
 
 from footnote.errors import UsageError
 from footnote.eval.fixture_web import FixtureWeb
+from footnote.models.base import Message
 from footnote.models.ledger import Ledger
 from footnote.pipelines.research.models import ResearchModels
 from footnote.serialize import brief_to_dict, to_plain
+from footnote.verify import overlap
 from footnote.workspace import Workspace
 from footnote.workspace.research import (
     ResearchParts,
@@ -384,20 +387,67 @@ def test_call_limit_fires(tmp_path: Path, web: FixtureWeb) -> None:
     assert events[-1].brief.budget_used["calls"] <= 8
 
 
+NONSENSE = [
+    "amber", "badger", "cobalt", "dune", "ember", "falcon", "garnet", "harbor", "indigo",
+    "juniper", "kestrel", "lagoon", "marble", "nectar", "onyx", "pebble", "quartz", "raven",
+    "saffron", "thistle", "umber", "velvet", "willow", "xenon", "yarrow", "zephyr", "acorn",
+    "bramble", "cinder", "drizzle",
+]  # fmt: skip
+
+
+def lies() -> Iterator[str]:
+    """Distinct false sentences (no two share most of their words, so none is dropped as a
+    repeat of another)."""
+    n = len(NONSENSE)
+    for i in range(n):
+        a, b, c, d = (NONSENSE[(i + k) % n] for k in (0, 7, 13, 19))
+        yield f"{a.title()} {b} {c} {d} owns 93%."
+
+
 def test_a_draft_with_nothing_true_falls_back_to_the_cards_sentences(
     tmp_path: Path, web: FixtureWeb
 ) -> None:
     ws = open_ws(tmp_path / "ws", web)
-    liar = role(
-        "compose",
-        writer_script(lambda label, _s: ("Sales rose 93% to USD 7 trillion in 1999.", [label])),
-    )
+
+    told = lies()
+
+    def lie_about_every_card(messages: Sequence[Message]) -> str:
+        return json.dumps({"claims": [{"text": next(told), "cards": [label]}
+                                      for label, _ in cards_in(messages)]})  # fmt: skip
+
+    run_id = started(ws, keep=("growth",))
+    events = collect(ws, run_id, parts(writer=role("compose", lie_about_every_card)))
+    (section,) = events[-1].brief.sections
+    assert section.claims and not any("93%" in c.text for c in section.claims)
+    assert any("no sentence of the model's draft passed" in n for n in section.notes), section.notes
+    assert [e for e in of_type(events, "check") if not e.kept]  # the lies are reported as dropped
+
+
+def test_a_card_whose_model_sentence_fails_the_checks_is_stated_in_its_own_sentence(
+    tmp_path: Path, web: FixtureWeb
+) -> None:
+    """The writer lies about the first two cards it is shown and says nothing of the others:
+    the lies are dropped, and every card of the chapter is still stated by a kept claim."""
+    ws = open_ws(tmp_path / "ws", web)
+    told = lies()
+    liar = role("compose", writer_script(lambda label, _s: (next(told), [label])))
     run_id = started(ws, keep=("growth",))
     events = collect(ws, run_id, parts(writer=liar))
     (section,) = events[-1].brief.sections
-    assert section.claims and not any("93%" in c.text for c in section.claims)
-    assert any("no sentence of the model's draft passed" in n for n in section.notes)
-    assert [e for e in of_type(events, "check") if not e.kept]  # the lies are reported as dropped
+    assert not any("93%" in c.text for c in section.claims)
+    stated = {i for c in section.claims for i in c.card_ids}
+    cards = {c.id: c for c in events[-1].brief.cards}
+    unstated = [i for i in section.bound_cards if i not in stated]
+    assert len(section.bound_cards) > 2 and len(unstated) < len(section.bound_cards) / 4
+    for i in unstated:  # only a card whose sentence a kept claim repeats (a reprint)
+        assert any(overlap(cards[i].claim, c.text) > 0.8 for c in section.claims), cards[i].claim
+    assert any("card(s) whose model-written sentences failed the checks" in n
+               for n in section.notes), section.notes  # fmt: skip
+    assert any("written as their own sentences: the writer left them out" in n
+               for n in section.notes)  # fmt: skip
+    ids = [c.id for c in section.claims]
+    assert len(ids) == len(set(ids))
+    assert len([e for e in of_type(events, "check") if not e.kept]) >= 2
 
 
 def test_library_evidence_respects_the_users_acl(

@@ -187,3 +187,27 @@ def test_the_eval_reports_pages() -> None:
 def test_target_pages_is_validated(pages: float) -> None:
     with pytest.raises(ValueError):
         ResearchSettings(target_pages=pages)
+
+
+class TerseWriter(Writer):
+    """A writer that states only the first two cards it is shown (as the embedded 1.5B model
+    did: 31 sentences from md-02's 58 cards, the evidence of a key point among those left out)."""
+
+    def __call__(self, messages: Sequence[Message]) -> str:
+        claims = json.loads(super().__call__(messages))["claims"][:2]
+        return json.dumps({"claims": claims})
+
+
+def test_a_card_the_writer_leaves_out_is_stated_in_its_own_words_and_said_so() -> None:
+    cards = _cards(12)
+    notes: list[str] = []
+    draft = write_with_model(OUTLINE, ITEM, cards, _write_fn(TerseWriter(), Budget(300_000)),
+                             notes=notes)  # fmt: skip
+    assert {c for s in draft.sentences for c in s.cites} == {c.id for c in cards}
+    assert len(draft.sentences) == 12
+    own = [s for s in draft.sentences if s.quote]  # the cards' own sentences carry their quote
+    assert [s.cites[0] for s in own] == [c.id for c in cards[2:6] + cards[8:12]]
+    assert notes == [
+        "cards 3–6 written as their own sentences: the writer left them out",
+        "cards 9–12 written as their own sentences: the writer left them out",
+    ]

@@ -39,11 +39,10 @@ from footnote.events import (
 from footnote.models.budget import Budget
 from footnote.pipelines.research.answered import answered
 from footnote.pipelines.research.cards import SelectFn
+from footnote.pipelines.research.chapter import check_chapter, restate_lost
 from footnote.pipelines.research.checks import (
     JUDGE_NOT_USED,
-    SectionCheck,
     card_problems,
-    check_section,
     coverage,
     flag_for_review,
     judge_not_used,
@@ -533,22 +532,14 @@ class ResearchPipeline:
         )
         labels = tuple(dict.fromkeys(label for c in bound for label in c.labels))
         judge = None if wrapped else self.deps.models.judge_fn(self.budget, labels)
-        checked = await self._check(item, draft, kinds, bound, judge, notes)
-        if writer == "model" and fresh and not any(c.kind == "claim" for c in checked.claims):
-            # the model's draft kept nothing: the chapter is its cards' own sentences instead
-            notes.append(
-                "no sentence of the model's draft passed the checks; the cards' own sentences instead"
-            )
-            redo = write_extractive(fresh)
-            redo.sentences += [
-                s for s, k in zip(draft.sentences, kinds, strict=True) if k == "conflict"
-            ]
-            again = await self._check(item, redo, ["claim"] * (len(redo.sentences) - kinds.count("conflict"))
-                                      + ["conflict"] * kinds.count("conflict"), bound, judge, notes)  # fmt: skip
-            again.dropped = checked.dropped + again.dropped
-            again.fabricated += checked.fabricated
-            checked, writer = again, "model+extractive"
-            self._written |= {i for s in redo.sentences for i in s.cites}
+        thresholds = self.deps.thresholds
+        checked = await check_chapter(item, draft, kinds, bound, judge, thresholds, notes)
+        if writer == "model":
+            checked, redo = await restate_lost(item, draft, kinds, checked, fresh, bound, judge,
+                                               thresholds, notes)  # fmt: skip
+            if redo is not None:
+                writer = "model+extractive"
+                self._written |= {i for s in redo.sentences for i in s.cites}
         if judge is None:
             notes.append(f"{JUDGE_NOT_USED}: no judge model call; support from the deterministic "
                          "checks, model-written claims at most weak")  # fmt: skip
@@ -568,20 +559,6 @@ class ResearchPipeline:
             "claims": to_plain(claims), "dropped": checked.dropped, "fabricated": checked.fabricated})  # fmt: skip
         sections.append(BriefSection(item.id, item.title, tuple(claims),
                                      bound_cards=tuple(c.id for c in bound), notes=tuple(notes)))  # fmt: skip
-
-    async def _check(
-        self, item: OutlineItem, draft: Draft, kinds: list[str], bound: list[EvidenceCard],
-        judge: Any, notes: list[str],
-    ) -> SectionCheck:  # fmt: skip
-        """The gate over a chapter; without the judge when it cannot be used (budget, licence)."""
-        try:
-            return await asyncio.to_thread(check_section, item, draft, kinds, bound,
-                                           judge=judge, thresholds=self.deps.thresholds)  # fmt: skip
-        except (BudgetExceeded, LicenceRefused, ModelError) as exc:
-            notes.append(f"{JUDGE_NOT_USED}: {exc}; verdicts from the deterministic checks only, "
-                         "model-written claims at most weak")  # fmt: skip
-            return await asyncio.to_thread(check_section, item, draft, kinds, bound,
-                                           judge=None, thresholds=self.deps.thresholds)  # fmt: skip
 
     def _write(
         self, item: OutlineItem, bound: list[EvidenceCard], wrapped: bool, notes: list[str]

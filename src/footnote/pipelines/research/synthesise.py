@@ -5,9 +5,11 @@ output schema allows only those labels, so it can cite nothing else. A chapter i
 bounded calls, one per group of at most `GROUP_CARDS` cards, each allowed one sentence per card
 it shows: the chapter grows with its evidence (and the evidence with the budget,
 `length.cards_wanted`), a small model's context stays small, and a chapter of three cards stays
-three sentences at most. Conflicts are written by code, one sentence per source with its figure
-and scope, never combined. Without a model (or when the licence gate, budget or output
-validation stops it) the chapter, or the rest of it, is the cards' own sentences."""
+three sentences at most; a card the writer leaves out is stated in its own sentence, so a
+small model's terse draft loses no evidence. Conflicts are written by code, one sentence per
+source with its figure and scope, never combined. Without a model (or when the licence gate,
+budget or output validation stops it) the chapter, or the rest of it, is the cards' own
+sentences."""
 
 from __future__ import annotations
 
@@ -132,7 +134,10 @@ def write_with_model(
     sentences are written (None: as many as the cards allow, one per card at most). The first
     call's refusal (budget, licence, invalid output) is raised, so the caller writes the chapter
     from the cards; a later one leaves that group's cards to their own sentences (said in
-    `notes`). A sentence repeating an earlier one is dropped."""
+    `notes`). A card of a group that no sentence cites — a small model writes fewer sentences
+    than it is shown cards — is stated in its own sentence (said in `notes`): what was carded
+    for the chapter is never silently left out. A sentence repeating an earlier one is
+    dropped."""
     most = len(cards) if most is None else min(most, len(cards))
     draft = Draft()
     raws, start = [], 0
@@ -151,9 +156,27 @@ def write_with_model(
                 notes.append(f"cards {start + 1}–{start + len(group)} written as their own "
                              f"sentences: {type(exc).__name__}: {exc}")  # fmt: skip
         _extend(draft, part.sentences, most)
+        cited = {c for s in draft.sentences for c in s.cites}
+        left_out = [i for i, c in enumerate(group) if c.id not in cited]
+        if left_out and len(draft.sentences) < most:
+            _extend(draft, write_extractive([group[i] for i in left_out]).sentences, most)
+            if notes is not None:
+                notes.append(f"cards {_positions([start + i + 1 for i in left_out])} written as "
+                             "their own sentences: the writer left them out")  # fmt: skip
         start += len(group)
     draft.raw = "\n".join(raws)
     return draft
+
+
+def _positions(numbers: Sequence[int]) -> str:
+    """Card positions as runs: [3, 4, 5, 6, 9] → "3–6, 9"."""
+    runs: list[list[int]] = []
+    for k in numbers:
+        if runs and k == runs[-1][-1] + 1:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
 def _extend(draft: Draft, sentences: Sequence[DraftSentence], most: int) -> None:
