@@ -257,16 +257,22 @@ LIBRARY_DOC = (
 )
 
 
-def test_a_question_in_another_language_than_the_library_also_searches_in_the_librarys(
-    tmp_path: Path, web: FixtureWeb
-) -> None:
+def korvath_library(tmp_path: Path, web: FixtureWeb, **research: Any) -> Workspace:
+    """A workspace whose library is the one English note on Korvath (a small embedder)."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "korvath.md").write_text(LIBRARY_DOC, encoding="utf-8")
-    overrides = web_settings(web, planner="model")
+    overrides = web_settings(web, **research)
     overrides["models"]["embed"] = {"url": "local:wordllama"}
     ws = Workspace.open(tmp_path / "ws", overrides=overrides)
     ws.ingest([docs / "korvath.md"])
+    return ws
+
+
+def test_a_question_in_another_language_than_the_library_also_searches_in_the_librarys(
+    tmp_path: Path, web: FixtureWeb
+) -> None:
+    ws = korvath_library(tmp_path, web, planner="model")
     question = "Korvath Recovery 在 Port Sarrow 的电池回收工厂产能有多大？"
     outline = {"kinds": ["players"], "items": [
         item("capacity", "Korvath Recovery 的 Port Sarrow 工厂每年能回收多少吨电池？", "Korvath 产能")]}  # fmt: skip
@@ -347,13 +353,7 @@ def understand_for_selection(asked: list[str]) -> Any:
 def test_under_the_template_planner_a_question_in_another_language_is_searched_in_the_librarys_too(
     tmp_path: Path, web: FixtureWeb
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "korvath.md").write_text(LIBRARY_DOC, encoding="utf-8")
-    overrides = web_settings(web)  # research.planner: the default, template
-    overrides["models"]["embed"] = {"url": "local:wordllama"}
-    ws = Workspace.open(tmp_path / "ws", overrides=overrides)
-    ws.ingest([docs / "korvath.md"])
+    ws = korvath_library(tmp_path, web)  # research.planner: the default, template
     question = "Korvath Recovery 在 Port Sarrow 的电池回收工厂产能有多大？"
     store = research_store(ws)
 
