@@ -15,13 +15,10 @@ from dataclasses import replace
 
 from footnote.errors import BudgetExceeded, LicenceRefused, ModelError
 from footnote.pipelines.research.checks import JUDGE_NOT_USED, SectionCheck, check_section
-from footnote.pipelines.research.synthesise import write_extractive
+from footnote.pipelines.research.synthesise import REPEAT, write_extractive
 from footnote.types import EvidenceCard, OutlineItem
 from footnote.verify import Judge, Thresholds, overlap
 from footnote.verify.draft import Draft
-
-REPEAT = 0.8
-"""Word overlap above which a card's own sentence repeats a kept claim."""
 
 
 async def check_chapter(

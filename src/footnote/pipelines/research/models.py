@@ -18,6 +18,7 @@ from footnote.models.budget import Budget
 from footnote.models.judge import judge_messages, yes_probability_of
 from footnote.pipelines.research.answered import AnswersFn
 from footnote.pipelines.research.cards import SelectFn
+from footnote.pipelines.research.crosslang import REPLY_TOKENS
 from footnote.pipelines.research.synthesise import WriteFn
 from footnote.prompts import data_section, render
 from footnote.types import Snapshot
@@ -86,7 +87,7 @@ class ResearchModels:
         """The call writing the question in the library's language (`crosslang`), by the
         `understand` role (the planner, else card selection's model), or None without one."""
         model = self.planner or self.select
-        return None if model is None else self._structured(model, budget, 80)
+        return None if model is None else self._structured(model, budget, REPLY_TOKENS)
 
     def write_fn(self, budget: Budget) -> WriteFn | None:
         """Chapter writing charged to `budget`, or None without a bound model."""

@@ -170,9 +170,9 @@ class ResearchPipeline:
         self._taken: set[str] = set()
         """Card ids the run's sub-questions hold so far (each prefers cards no other holds)."""
         self._written: set[str] = set()
+        """Cards already written out verbatim in an earlier chapter (not repeated)."""
         self._library_query = ""
         """The question in the library's language (`crosslang`; empty: none)."""
-        """Cards already written out verbatim in an earlier chapter (not repeated)."""
         self._reported: set[tuple[str, str]] = set()
         """Injection attempts already logged as events (each once per run)."""
 

@@ -33,6 +33,8 @@ MAX_CLAIMS = 6
 """Claims one writing call may return (its reply fits the writer's output tokens)."""
 GROUP_CARDS = MAX_CLAIMS
 """Cards one writing call sees."""
+REPEAT = 0.8
+"""Word overlap above which a sentence repeats another (and is not written again)."""
 
 
 class _WrittenClaim(BaseModel):
@@ -183,7 +185,7 @@ def _extend(draft: Draft, sentences: Sequence[DraftSentence], most: int) -> None
     for s in sentences:
         if len(draft.sentences) >= most:
             return
-        if not any(overlap(s.text, d.text) > 0.8 for d in draft.sentences):
+        if not any(overlap(s.text, d.text) > REPEAT for d in draft.sentences):
             draft.sentences.append(s)
 
 
@@ -194,7 +196,7 @@ def write_extractive(cards: Sequence[EvidenceCard], max_claims: int | None = Non
     for card in cards:
         if max_claims is not None and len(draft.sentences) >= max_claims:
             break
-        if any(overlap(card.claim, s.text) > 0.8 for s in draft.sentences):
+        if any(overlap(card.claim, s.text) > REPEAT for s in draft.sentences):
             continue
         draft.sentences.append(DraftSentence(card.claim, [card.id], card.snippet))
     return draft
