@@ -211,3 +211,10 @@ def test_a_card_the_writer_leaves_out_is_stated_in_its_own_words_and_said_so() -
         "cards 3–6 written as their own sentences: the writer left them out",
         "cards 9–12 written as their own sentences: the writer left them out",
     ]
+
+
+def test_one_card_left_out_is_named_as_one() -> None:
+    notes: list[str] = []
+    write_with_model(OUTLINE, ITEM, _cards(3), _write_fn(TerseWriter(), Budget(300_000)),
+                     notes=notes)  # fmt: skip
+    assert notes == ["card 3 written as its own sentence: the writer left it out"]

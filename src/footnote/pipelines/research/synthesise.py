@@ -163,8 +163,11 @@ def write_with_model(
         if left_out and len(draft.sentences) < most:
             _extend(draft, write_extractive([group[i] for i in left_out]).sentences, most)
             if notes is not None:
-                notes.append(f"cards {_positions([start + i + 1 for i in left_out])} written as "
-                             "their own sentences: the writer left them out")  # fmt: skip
+                one = len(left_out) == 1
+                notes.append(f"{'card' if one else 'cards'} "
+                             f"{_positions([start + i + 1 for i in left_out])} written as "
+                             f"{'its own sentence' if one else 'their own sentences'}: the writer "
+                             f"left {'it' if one else 'them'} out")  # fmt: skip
         start += len(group)
     draft.raw = "\n".join(raws)
     return draft
