@@ -13,7 +13,7 @@ import logging
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from footnote.numbers import Quantity as Quantity
@@ -226,3 +226,20 @@ def jieba_segmenter() -> Any:
             jieba.initialize()
             _jieba = jieba
     return _jieba
+
+
+def number_runs(numbers: Sequence[int]) -> str:
+    """'1–3, 7' from [1, 2, 3, 7] (pages, card positions)."""
+    parts: list[str] = []
+    start = prev = None
+    for n in sorted(numbers):
+        if start is None:
+            start = prev = n
+        elif prev is not None and n == prev + 1:
+            prev = n
+        else:
+            parts.append(f"{start}" if start == prev else f"{start}–{prev}")
+            start = prev = n
+    if start is not None:
+        parts.append(f"{start}" if start == prev else f"{start}–{prev}")
+    return ", ".join(parts)

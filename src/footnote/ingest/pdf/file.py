@@ -395,23 +395,6 @@ def _flush(
                 marked.append(notes.Marked(line, cur.chars, runs))
 
 
-def page_ranges(numbers: list[int]) -> str:
-    """'1–3, 7' from [1, 2, 3, 7]."""
-    parts: list[str] = []
-    start = prev = None
-    for n in sorted(numbers):
-        if start is None:
-            start = prev = n
-        elif prev is not None and n == prev + 1:
-            prev = n
-        else:
-            parts.append(f"{start}" if start == prev else f"{start}–{prev}")
-            start = prev = n
-    if start is not None:
-        parts.append(f"{start}" if start == prev else f"{start}–{prev}")
-    return ", ".join(parts)
-
-
 def check_page_count(pdf: pdfium.PdfDocument, max_pages: int, path: Path) -> int:
     """Number of pages, refusing documents over the configured limit."""
     count = len(pdf)

@@ -24,6 +24,7 @@ from footnote.ingest.pdf import (
 )
 from footnote.ingest.pdf import file as pdf_file
 from footnote.ingest.raw import Parsed, RawBlock
+from footnote.textnorm import number_runs
 
 
 def parse_pdf(
@@ -155,8 +156,8 @@ def _text_layer_warnings(
     hint = f"{scan.NEEDS_OCR} ({why})" if scan.engine(settings) is None else scan.NEEDS_OCR
     out = []
     if empty:
-        out.append(f"no text layer on pages {pdf_file.page_ranges(empty)}: {hint}")
+        out.append(f"no text layer on pages {number_runs(empty)}: {hint}")
     if bad:
         reasons = "; ".join(sorted({garbled[n] for n in bad}))
-        out.append(f"garbled text layer on pages {pdf_file.page_ranges(bad)} ({reasons}): {hint}")
+        out.append(f"garbled text layer on pages {number_runs(bad)} ({reasons}): {hint}")
     return out

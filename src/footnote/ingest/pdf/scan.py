@@ -15,9 +15,9 @@ import pypdfium2 as pdfium
 from footnote.config import IngestSettings
 from footnote.ingest import ocr
 from footnote.ingest.captions import TABLE_CAPTION
-from footnote.ingest.pdf.file import PageText, page_ranges
+from footnote.ingest.pdf.file import PageText
 from footnote.ingest.raw import Line
-from footnote.textnorm import count_cjk
+from footnote.textnorm import count_cjk, number_runs
 
 NEEDS_OCR = "needs OCR"
 """Marker in a source's warnings: some pages were left unread for want of OCR."""
@@ -91,7 +91,7 @@ def read_pages(
         for number, fut in pending:
             _set(by_number[number], fut.result(), confs)
     mean = sum(confs) / len(confs) if confs else 0.0
-    note = f"pages {page_ranges(numbers)} read by OCR ({tag}; mean confidence {mean:.2f})"
+    note = f"pages {number_runs(numbers)} read by OCR ({tag}; mean confidence {mean:.2f})"
     return ScanResult(list(numbers), tag, [note])
 
 

@@ -23,6 +23,7 @@ from footnote.errors import BudgetExceeded, LicenceRefused, ModelError
 from footnote.models.base import Message
 from footnote.models.jsontext import find_json_object
 from footnote.prompts import data_section, render
+from footnote.textnorm import number_runs
 from footnote.types import Conflict, EvidenceCard, Outline, OutlineItem
 from footnote.verify import overlap
 from footnote.verify.draft import Draft, DraftSentence
@@ -165,23 +166,12 @@ def write_with_model(
             if notes is not None:
                 one = len(left_out) == 1
                 notes.append(f"{'card' if one else 'cards'} "
-                             f"{_positions([start + i + 1 for i in left_out])} written as "
+                             f"{number_runs([start + i + 1 for i in left_out])} written as "
                              f"{'its own sentence' if one else 'their own sentences'}: the writer "
                              f"left {'it' if one else 'them'} out")  # fmt: skip
         start += len(group)
     draft.raw = "\n".join(raws)
     return draft
-
-
-def _positions(numbers: Sequence[int]) -> str:
-    """Card positions as runs: [3, 4, 5, 6, 9] → "3–6, 9"."""
-    runs: list[list[int]] = []
-    for k in numbers:
-        if runs and k == runs[-1][-1] + 1:
-            runs[-1].append(k)
-        else:
-            runs.append([k])
-    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
 def _extend(draft: Draft, sentences: Sequence[DraftSentence], most: int) -> None:
